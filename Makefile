@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# bts workbench: build Debian's 6.12 kernel with our overlay and patches,
+# Debian's QEMU 7.2 with ours, and test everything under QEMU TCG.
+# `make help` lists the targets.
+
+SHELL := /bin/bash
+BUILD := build
+
+# DEBUG=1 selects the debug kernel (KASAN, lockdep, kmemleak) for `kernel`,
+# `check` and `demo`.
+ifneq ($(DEBUG),)
+VARIANT := debug
+export BTS_VM_DEBUG := 1
+else
+VARIANT := plain
+endif
+
+.PHONY: help deps kernel qemu check demo shell clean distclean
+
+help:
+	@echo 'make demo       build everything, then show the workbench at work'
+	@echo 'make check      build everything, then run every test suite'
+	@echo 'make deps       install the Debian packages the project needs'
+	@echo 'make kernel     build the test kernel (DEBUG=1: the debug kernel)'
+	@echo 'make qemu       build QEMU with our patches'
+	@echo 'make shell      a root shell in the test VM'
+	@echo 'make clean      remove build output, keep unpacked sources'
+	@echo 'make distclean  remove all of build/'
+
+deps:
+	@workbench/deps.sh
+
+kernel: deps
+	@workbench/kernel.sh . $(BUILD) $(VARIANT)
+
+qemu: deps
+	@workbench/qemu.sh $(BUILD)/qemu qemu/patches
+
+check: kernel qemu
+	@tests/check
+
+demo: kernel qemu
+	@workbench/demo.sh
+
+shell: kernel qemu
+	@tests/vm/run
+
+clean:
+	rm -rf $(BUILD)/kernel $(BUILD)/kernel-debug $(BUILD)/qemu/obj $(BUILD)/vm
+
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kernel.sh REPO BUILD_DIR VARIANT
+#
+# Build the test kernel: Debian's 6.12 source, our overlay (new files at
+# their kernel paths in REPO) and our quilt series (REPO/patches), with a
+# config of tinyconfig + REPO/configs/base.config (+ debug.config for the
+# "debug" VARIANT).  Output goes to BUILD_DIR/kernel or BUILD_DIR/kernel-debug;
+# the source tree BUILD_DIR/linux stays clean so both variants share it.
+#
+# Incremental: the overlay is copied by content (unchanged files keep their
+# timestamps), the series is re-applied only when it changed, and the config
+# is regenerated only when a fragment changed.
+set -euo pipefail
+
+repo=$(realpath "$1")
+build=$(realpath -m "$2")
+variant=$3
+here=$(dirname "$(realpath "$0")")
+src="$build/linux"
+tarball=/usr/src/linux-source-6.12.tar.xz
+
+# Top-level directories of REPO that mirror kernel paths.
+overlay_dirs=(arch Documentation drivers include kernel lib mm scripts tools)
+
+case "$variant" in
+plain)
+	obj="$build/kernel"
+	fragments=("$repo/configs/base.config")
+	;;
+debug)
+	obj="$build/kernel-debug"
+	fragments=("$repo/configs/base.config" "$repo/configs/debug.config")
+	;;
+*)
+	echo "kernel: unknown variant '$variant' (plain or debug)" >&2
+	exit 1
+	;;
+esac
+
+if [ ! -e "$src/.bts-unpacked" ]; then
+	if [ ! -r "$tarball" ]; then
+		echo "kernel: $tarball missing (run 'make deps')" >&2
+		exit 1
+	fi
+	echo "  UNPACK  $tarball" >&2
+	rm -rf "$src" "$build/linux-source-6.12"
+	mkdir -p "$build"
+	tar -C "$build" -xf "$tarball"
+	mv "$build/linux-source-6.12" "$src"
+	dpkg-query -W -f='${Package} ${Version}\n' linux-source-6.12 \
+		>"$src/.bts-unpacked"
+fi
+
+# --- overlay ------------------------------------------------------------
+manifest="$src/.bts-overlay"
+list=$(mktemp)
+trap 'rm -f "$list"' EXIT
+(
+	cd "$repo"
+	dirs=()
+	for d in "${overlay_dirs[@]}"; do
+		[ -d "$d" ] && dirs+=("$d")
+	done
+	[ ${#dirs[@]} -gt 0 ] || exit 0
+	if git rev-parse --git-dir >/dev/null 2>&1; then
+		git ls-files -co --exclude-standard -- "${dirs[@]}"
+	else
+		find "${dirs[@]}" -type f
+	fi
+) | sort >"$list"
+
+touch "$manifest"
+# An overlay file must be new to the kernel: changing an upstream file is a
+# patch's job, or `make patches` could not show it as a reviewable diff.
+while read -r f; do
+	if [ -e "$src/$f" ] && ! grep -qxF "$f" "$manifest"; then
+		echo "kernel: $f exists upstream; change it with a patch in patches/" >&2
+		exit 1
+	fi
+done <"$list"
+comm -23 "$manifest" "$list" | while read -r f; do
+	rm -f "$src/$f"
+done
+if [ -s "$list" ]; then
+	rsync -c --files-from="$list" "$repo/" "$src/"
+fi
+cp "$list" "$manifest"
+
+# --- patches ------------------------------------------------------------
+"$here/quilt-sync.sh" "$src" "$repo/patches"
+
+# --- config -------------------------------------------------------------
+kmake=(make -C "$src" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc"
+	-j"$(nproc)")
+want=$(cat "${fragments[@]}" | sha256sum | cut -d' ' -f1)
+if [ ! -e "$obj/.config" ] || [ "$(cat "$obj/.bts-config" 2>/dev/null)" != "$want" ]; then
+	echo "  CONFIG  $variant: tinyconfig + ${fragments[*]##*/}" >&2
+	mkdir -p "$obj"
+	"${kmake[@]}" -s tinyconfig >/dev/null
+	(cd "$src" && \
+		scripts/kconfig/merge_config.sh -m -O "$obj" "$obj/.config" \
+		"${fragments[@]}" >"$obj/merge_config.log")
+	"${kmake[@]}" -s olddefconfig >/dev/null
+	# merge_config only warns when Kconfig drops a requested value (an
+	# unmet dependency); a test kernel without it would test nothing.
+	# Later fragments override earlier ones, as in merge_config.
+	if ! awk '
+		/^CONFIG_[A-Za-z0-9_]+=/ { sym = $0; sub(/=.*/, "", sym) }
+		/^# CONFIG_[A-Za-z0-9_]+ is not set$/ { sym = $2 }
+		!sym { next }
+		FNR == NR { want[sym] = $0; sym = ""; next }
+		{ got[sym] = $0; sym = "" }
+		END {
+			for (s in want) {
+				g = (s in got) ? got[s] : "# " s " is not set"
+				if (g != want[s]) {
+					printf "kernel: fragment wants \"%s\", config has \"%s\"\n", want[s], g
+					bad = 1
+				}
+			}
+			exit bad
+		}' <(cat "${fragments[@]}") "$obj/.config" >&2; then
+		rm -f "$obj/.bts-config"
+		exit 1
+	fi
+	echo "$want" >"$obj/.bts-config"
+fi
+
+# --- build --------------------------------------------------------------
+echo "  BUILD   $variant kernel in ${obj#"$repo"/}" >&2
+if ! "${kmake[@]}" bzImage modules >"$obj/build.log" 2>&1; then
+	grep -E -A5 'error:|Error [0-9]' "$obj/build.log" | head -60 >&2
+	echo "kernel: build failed; full log in $obj/build.log" >&2
+	exit 1
+fi
+grep -E 'warning:' "$obj/build.log" >&2 || true
+"${kmake[@]}" -s kernelrelease >"$obj/kernelrelease"

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# quilt-sync.sh TREE PATCHDIR
+#
+# Make TREE carry exactly the quilt series in PATCHDIR (a `series` file plus
+# patches).  When the series or any patch changed since the last sync, pop
+# what was applied (restoring the originals from quilt's backups) and push
+# the new series.  Only files the patches touch get new timestamps, so make
+# or ninja rebuild just those.
+#
+# The state lives in TREE/.pc-bts, apart from any .pc a Debian source
+# package keeps for its own patches.
+set -euo pipefail
+
+tree=$(realpath "$1")
+patchdir=$(realpath "$2")
+stamp="$tree/.pc-bts/synced-series"
+
+export QUILT_PC=.pc-bts QUILT_PATCHES="$patchdir"
+export QUILT_PUSH_ARGS="--color=never" QUILT_DIFF_ARGS="--no-timestamps"
+
+series_hash()
+{
+	if [ -s "$patchdir/series" ]; then
+		(cd "$patchdir" && sed -e 's/#.*//' -e '/^[[:space:]]*$/d' series |
+			awk '{print $1}' | xargs -r sha256sum series)
+	fi | sha256sum | cut -d' ' -f1
+}
+
+want=$(series_hash)
+if [ -e "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+	exit 0
+fi
+
+cd "$tree"
+if [ -e .pc-bts/applied-patches ]; then
+	quilt pop -a -f -q >/dev/null
+fi
+rm -rf .pc-bts
+if [ -s "$patchdir/series" ] &&
+	grep -qv -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$patchdir/series"; then
+	if ! quilt push -a -q; then
+		echo "quilt-sync: a patch in $patchdir does not apply to $tree" >&2
+		exit 1
+	fi
+fi
+mkdir -p .pc-bts
+echo "$want" >"$stamp"
