@@ -13,7 +13,7 @@ echo "== Booting the bts test kernel under QEMU TCG and looking around =="
 	echo "kernel:   $(uname -r)"
 	echo "cpu:      $(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2-)"
 	echo "ds flags: $(grep -m1 ^flags /proc/cpuinfo | tr " " "\n" |
-		grep -E -x "ds|dtes64|ds_cpl|bts|pebs|arch_perfmon" | xargs)"
+		grep -E -x "dts|dtes64|ds_cpl|bts|pebs|pdcm|arch_perfmon" | xargs)"
 	echo "perf pmu: $(ls /sys/bus/event_source/devices | xargs)"
 	echo
 	echo "== perf counts a command in the guest =="

@@ -91,6 +91,10 @@ cp "$list" "$manifest"
 # --- patches ------------------------------------------------------------
 "$here/quilt-sync.sh" "$src" "$repo/patches"
 
+# Let ccache hit across checkouts (CI builds in a fresh clone): paths
+# under the build directory are hashed relative to it.
+export CCACHE_BASEDIR="$build" CCACHE_NOHASHDIR=1
+
 # --- config -------------------------------------------------------------
 kmake=(make -C "$src" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc"
 	-j"$(nproc)")

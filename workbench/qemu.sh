@@ -33,6 +33,10 @@ fi
 
 "$here/quilt-sync.sh" "$src" "$patchdir"
 
+# Let ccache hit across checkouts (CI builds in a fresh clone): paths
+# under the build directory are hashed relative to it.
+export CCACHE_BASEDIR="$build" CCACHE_NOHASHDIR=1
+
 if [ ! -e "$obj/build.ninja" ]; then
 	mkdir -p "$obj"
 	(cd "$obj" && "$src/configure" \

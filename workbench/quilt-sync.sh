@@ -23,10 +23,18 @@ export QUILT_PUSH_ARGS="--color=never" QUILT_DIFF_ARGS="--no-timestamps"
 series_hash()
 {
 	if [ -s "$patchdir/series" ]; then
-		(cd "$patchdir" && sed -e 's/#.*//' -e '/^[[:space:]]*$/d' series |
-			awk '{print $1}' | xargs -r sha256sum series)
+		(cd "$patchdir" && sha256sum series $patches)
 	fi | sha256sum | cut -d' ' -f1
 }
+
+patches=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$patchdir/series" 2>/dev/null |
+	awk '{print $1}')
+for p in $patches; do
+	if [ ! -f "$patchdir/$p" ]; then
+		echo "quilt-sync: $patchdir/series names $p, which does not exist" >&2
+		exit 1
+	fi
+done
 
 want=$(series_hash)
 if [ -e "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
@@ -35,12 +43,11 @@ fi
 
 cd "$tree"
 if [ -e .pc-bts/applied-patches ]; then
-	quilt pop -a -f -q >/dev/null
+	quilt --quiltrc /dev/null pop -a -f -q >/dev/null
 fi
 rm -rf .pc-bts
-if [ -s "$patchdir/series" ] &&
-	grep -qv -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$patchdir/series"; then
-	if ! quilt push -a -q; then
+if [ -n "$patches" ]; then
+	if ! quilt --quiltrc /dev/null push -a -q; then
 		echo "quilt-sync: a patch in $patchdir does not apply to $tree" >&2
 		exit 1
 	fi
