@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Compare branch traces of one program run with the ptrace oracle's.
+
+  compare.py oracle ORACLE --binary PROG [--expect SPEC ...]
+  compare.py trace ORACLE TRACE --binary PROG [--kernel-to ok|fail]
+  compare.py gdb GDB_OUTPUT EXPECTED [GDB_ERRORS]
+
+oracle: ORACLE is oracle.txt ("FROM TO MNEMONIC" lines, '#' notes).  It
+must have finished cleanly, and match the program's known structure:
+each SPEC is "to:FUNC=N" (N branches land on FUNC's first instruction)
+or "from:FUNC[:MNEMONIC]=N" (N branches, of that kind, leave from inside
+FUNC).  This checks the oracle on its own, independently of BTS.
+
+trace: TRACE is `perf script -F ip,addr` output ("FROM => TO" lines).
+Records with a kernel address at either end (>= 0x800000000000) are set
+aside and counted; a record *from* kernel space in a user-only trace
+always fails (a branch executed at CPL 0 must never be recorded).  The
+user->user records must equal the oracle's, in order.  With --kernel-to
+fail, a user->kernel record fails too (perf's software filter for
+branches:u drops them).
+
+gdb: GDB_OUTPUT holds `record function-call-history /c` lines
+("N<TAB><indent>FUNC"); EXPECTED has one "<indent>FUNC" per line.  The
+call tree must match exactly.
+
+Prints TAP diagnostics ("# ...") and exits 0 on a match, 1 otherwise.
+"""
+import argparse
+import bisect
+import re
+import subprocess
+import sys
+
+USER_TOP = 0x800000000000
+CONTEXT = 6
+
+
+def diag(msg=""):
+    print("# " + msg if msg else "#")
+
+
+class Symbols:
+    """Address -> FUNC+OFF from the program's symbol table (nm)."""
+
+    def __init__(self, binary):
+        self.addrs, self.names, self.sizes = [], [], []
+        out = subprocess.run(["nm", "-n", "-S", "--defined-only", binary],
+                             capture_output=True, text=True,
+                             check=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) == 3:
+                # No size (an assembler label such as __restore_rt):
+                # it extends to the next symbol.
+                f.insert(1, None)
+            if len(f) == 4 and f[2] in "tTwW":
+                self.addrs.append(int(f[0], 16))
+                self.sizes.append(int(f[1], 16) if f[1] else None)
+                self.names.append(f[3])
+        for i, size in enumerate(self.sizes):
+            if size is None:
+                nxt = [a for a in self.addrs[i + 1:] if a > self.addrs[i]]
+                self.sizes[i] = nxt[0] - self.addrs[i] if nxt else 1
+
+    def name(self, addr):
+        if addr >= USER_TOP:
+            return "[kernel]"
+        i = bisect.bisect_right(self.addrs, addr) - 1
+        if i < 0 or addr >= self.addrs[i] + max(self.sizes[i], 1):
+            return "?"
+        off = addr - self.addrs[i]
+        return self.names[i] + (f"+{off:#x}" if off else "")
+
+    def range(self, func):
+        for a, s, n in zip(self.addrs, self.sizes, self.names):
+            if n == func:
+                return a, a + s
+        raise KeyError(func)
+
+
+def read_oracle(path):
+    recs, notes = [], []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                notes.append(line[1:].strip())
+                continue
+            frm, to, mnem = line.split()
+            recs.append((int(frm, 16), int(to, 16), mnem))
+    return recs, notes
+
+
+TRACE_LINE = re.compile(r"^\s*([0-9a-f]+)\s+(?:=>\s+)?([0-9a-f]+)\s*$")
+
+
+def read_trace(path):
+    recs, bad = [], []
+    with open(path) as f:
+        for line in f:
+            m = TRACE_LINE.match(line)
+            if m:
+                recs.append((int(m[1], 16), int(m[2], 16)))
+            elif line.strip():
+                bad.append(line.rstrip())
+    return recs, bad
+
+
+def show(sym, rec, mnem=""):
+    frm, to = rec[0], rec[1]
+    return (f"{frm:>12x} -> {to:<12x} {mnem:6} "
+            f"{sym.name(frm)} -> {sym.name(to)}")
+
+
+def cmd_oracle(args):
+    sym = Symbols(args.binary)
+    oracle, notes = read_oracle(args.oracle)
+    ok = True
+
+    summary = [n for n in notes if n.startswith("summary")]
+    if not summary or not re.search(r"unexplained=0 status=0$",
+                                    summary[-1]):
+        diag("oracle did not finish cleanly: "
+             + (summary[-1] if summary else "no summary line"))
+        ok = False
+    else:
+        diag("oracle " + summary[-1])
+    for spec in args.expect:
+        what, n = spec.rsplit("=", 1)
+        kind, func, *mnem = what.split(":")
+        lo, hi = sym.range(func)
+        if kind == "to":
+            got = sum(1 for r in oracle if r[1] == lo)
+        else:
+            got = sum(1 for r in oracle if lo <= r[0] < hi
+                      and (not mnem or r[2] == mnem[0]))
+        if got != int(n):
+            diag(f"oracle: {what}: {got} branches, expected {n}")
+            ok = False
+    if ok and args.expect:
+        diag("known structure: " + " ".join(args.expect))
+    return ok
+
+
+def cmd_trace(args):
+    sym = Symbols(args.binary)
+    oracle, _ = read_oracle(args.oracle)
+    trace, bad = read_trace(args.trace)
+    ok = True
+
+    if bad:
+        diag(f"{len(bad)} unparsed trace lines, first: {bad[0]!r}")
+        ok = False
+
+    user = [r for r in trace if r[0] < USER_TOP and r[1] < USER_TOP]
+    kfrom = [r for r in trace if r[0] >= USER_TOP]
+    kto = [r for r in trace if r[0] < USER_TOP and r[1] >= USER_TOP]
+    diag(f"oracle {len(oracle)} branches; trace {len(trace)} records: "
+         f"{len(user)} user->user, {len(kto)} user->kernel, "
+         f"{len(kfrom)} from kernel")
+    if kfrom:
+        diag("records from kernel space (or non-canonical) in a "
+             "user-only trace, first: " + show(sym, kfrom[0]))
+        ok = False
+    if kto:
+        # Where did the user->kernel records leave user space?
+        mnem = {r[0]: r[2] for r in oracle}
+        srcs = {}
+        for r in kto:
+            srcs[sym.name(r[0])] = srcs.get(sym.name(r[0]), 0) + 1
+        top = sorted(srcs.items(), key=lambda kv: -kv[1])[:4]
+        diag("user->kernel records from: "
+             + ", ".join(f"{k} x{v}" for k, v in top))
+        if args.kernel_to == "fail":
+            diag("user->kernel records must not be here, first: "
+                 + show(sym, kto[0], mnem.get(kto[0][0], "")))
+            ok = False
+
+    n = min(len(oracle), len(user))
+    first = next((i for i in range(n)
+                  if oracle[i][:2] != user[i][:2]), None)
+    if first is None and len(oracle) != len(user):
+        first = n
+    if first is not None:
+        ok = False
+        diag(f"first mismatch at branch #{first} "
+             f"(oracle has {len(oracle)}, trace {len(user)}):")
+        lo = max(0, first - CONTEXT)
+        for i in range(lo, first + CONTEXT):
+            o = show(sym, oracle[i], oracle[i][2]) if i < len(oracle) \
+                else "(end)"
+            t = show(sym, user[i]) if i < len(user) else "(end)"
+            mark = "=" if i < first else ("!" if i == first else " ")
+            diag(f"{mark}{i:6} oracle {o}")
+            diag(f" {'':6} trace  {t}")
+        # An extra or missing record shows as a shift: say which.
+        if first < n:
+            if oracle[first + 1:first + 9] and \
+                    [r[:2] for r in oracle[first + 1:first + 9]] == \
+                    user[first:first + 8]:
+                diag("  the trace lacks the oracle's record #%d" % first)
+            elif [r[:2] for r in oracle[first:first + 8]] == \
+                    user[first + 1:first + 9]:
+                diag("  the trace has an extra record at #%d" % first)
+    return ok
+
+
+GDB_LINE = re.compile(r"^(\d+)\t( *)([A-Za-z_][\w.]*)$")
+
+
+def cmd_gdb(args):
+    # The history is the run of lines numbered 1, 2, 3, ...; gdb's other
+    # output (source lines such as "54\t{") does not continue a run.
+    got = []
+    with open(args.gdb) as f:
+        for line in f:
+            m = GDB_LINE.match(line.rstrip("\n"))
+            if m and int(m[1]) == len(got) + 1:
+                got.append((len(m[2]), m[3]))
+            elif got:
+                break
+    want = []
+    with open(args.expected) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name = line.rstrip("\n")
+                want.append((len(name) - len(name.lstrip()), name.strip()))
+    if got == want:
+        diag(f"gdb call history: {len(got)} segments as expected")
+        return True
+    if not got:
+        diag("gdb printed no call history; its errors:")
+        if args.errors:
+            with open(args.errors) as f:
+                for line in f.read().splitlines()[-6:]:
+                    diag("  " + line)
+        return False
+    diag(f"gdb call history ({len(got)} segments) differs from expected "
+         f"({len(want)}):")
+    for i in range(max(len(got), len(want))):
+        g = " " * got[i][0] + got[i][1] if i < len(got) else "(end)"
+        w = " " * want[i][0] + want[i][1] if i < len(want) else "(end)"
+        diag(f"{'  ' if g == w else '! '}{i + 1:3} got {g:28} want {w}")
+    return False
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    o = sub.add_parser("oracle")
+    o.add_argument("oracle")
+    o.add_argument("--binary", required=True)
+    o.add_argument("--expect", action="append", default=[])
+    t = sub.add_parser("trace")
+    t.add_argument("oracle")
+    t.add_argument("trace")
+    t.add_argument("--binary", required=True)
+    t.add_argument("--kernel-to", choices=["ok", "fail"], default="ok")
+    g = sub.add_parser("gdb")
+    g.add_argument("gdb")
+    g.add_argument("expected")
+    g.add_argument("errors", nargs="?", help="gdb's stderr, shown on failure")
+    args = p.parse_args()
+    ok = {"oracle": cmd_oracle, "trace": cmd_trace,
+          "gdb": cmd_gdb}[args.cmd](args)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

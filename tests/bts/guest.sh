@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/bts/guest.sh OUTDIR PROG TOOL...
+#
+# Runs in the test VM (started by tests/bts/run): trace PROG with each
+# TOOL and leave the raw results in OUTDIR (a folder shared with the host,
+# where the comparison happens, at native speed):
+#
+#   oracle    ptrace single-step oracle        -> oracle.txt
+#   branches  perf record -e branches:u -c 1   -> branches.data
+#   bts       perf record -e intel_bts//u      -> bts.data
+#   gdb       gdb record btrace bts, function-call-history /c -> gdb.txt
+#
+# and for each TOOL: TOOL.rc (exit status), TOOL.out/TOOL.err (PROG's and
+# the tool's output), TOOL.secs (wall time).
+#
+# Every run of PROG gets the same environment, no ASLR (setarch -R) and
+# its stdout in a regular file in OUTDIR, so glibc's startup code (which
+# walks the environment and looks at its stdout) takes the same branches
+# each time and the traces can be compared record by record.
+#
+# perf record changes the environment its child inherits: it prepends
+# /usr/lib/perf-core to PATH and sets PREFIX, PERF_BUILDID_DIR,
+# DEBUGINFOD_URLS and, with an AUX event such as intel_bts,
+# JITDUMP_USE_ARCH_TIMESTAMP.  We set all of those beforehand to the
+# values perf picks, so its setenv() only rewrites them in place, and
+# capture the result (a perf record of env(1)) to give the very same
+# environment to the oracle and gdb.  Each perf tool's own environment is
+# captured too (TOOL.env), and the host checks that it is the same.
+set -u
+
+out=$1 prog=$2
+shift 2
+here=$(dirname "$(realpath "$0")")
+build=$(realpath "$here/../../build/tests/bts")
+# Scratch space in OUTDIR: the guest's /tmp may not be writable by the
+# unprivileged user.
+tmp=$out/tmp
+mkdir -p "$tmp" || exit 125
+cd "$tmp" || exit 125
+
+# The same everywhere (no OUTDIR in it): runs in different VMs and folders
+# compare with one oracle run.  perf writes nothing to HOME with -N.
+base_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LC_ALL=C
+	PREFIX=/usr PERF_BUILDID_DIR=/tmp/.debug DEBUGINFOD_URLS=
+	JITDUMP_USE_ARCH_TIMESTAMP=1)
+perf_run=("${base_env[@]}" setarch x86_64 -R)
+
+# capture_env FILE PERF_RECORD_ARGS...: the environment perf record with
+# these arguments gives its child, NUL-separated.
+capture_env()
+{
+	local file=$1
+	shift
+	"${base_env[@]}" perf record -q "$@" -o "$tmp/env.data" -- \
+		/usr/bin/env -0 >"$file" 2>"$file.err"
+}
+
+capture_env "$out/perf.env" -N -B -e dummy:u || exit 125
+mapfile -d '' perf_env <"$out/perf.env"
+run=(env -i "${perf_env[@]}" setarch x86_64 -R)
+
+# run_tool NAME CMD...: run CMD with PROG's output and errors in OUTDIR.
+run_tool()
+{
+	local name=$1 start rc
+	shift
+	start=$EPOCHREALTIME
+	"$@" >"$out/$name.out" 2>"$out/$name.err"
+	rc=$?
+	echo $rc >"$out/$name.rc"
+	awk -v a="$start" -v b="$EPOCHREALTIME" \
+		'BEGIN { printf "%.1f\n", b - a }' >"$out/$name.secs"
+}
+
+# The perf record arguments of each perf tool.
+# branches: -d records the branch target (PERF_SAMPLE_ADDR) too; -m makes
+# room for the bursts of a BTS buffer drain.  bts: intel_bts works per
+# thread only, and perf 6.1 needs telling; a 4 MB AUX buffer holds the
+# whole trace (with a small one, perf under TCG cannot keep up and loses
+# data, as it would on hardware).  -N -B: no build-id cache or
+# collection (perf script runs on the host, where the binaries are the
+# same; and the post-processing would mmap the data file, which 9p does
+# not allow).  No -q, so perf's warnings about lost data reach TOOL.err.
+branches_args=(-N -B -d -e branches:u -c 1 -m 256)
+bts_args=(-N -B --per-thread -e intel_bts//u -m ,1024)
+
+for tool in "$@"; do
+	case $tool in
+	oracle)
+		run_tool oracle "${run[@]}" "$build/oracle" \
+			-o "$out/oracle.txt" -- "$prog"
+		;;
+	branches)
+		capture_env "$out/branches.env" "${branches_args[@]}"
+		run_tool branches "${perf_run[@]}" perf record \
+			"${branches_args[@]}" -o "$out/branches.data" -- "$prog"
+		;;
+	bts)
+		capture_env "$out/bts.env" "${bts_args[@]}"
+		run_tool bts "${perf_run[@]}" perf record \
+			"${bts_args[@]}" -o "$out/bts.data" -- "$prog"
+		;;
+	gdb)
+		# Record from main to the return from stop_here(), print the
+		# calls.
+		run_tool gdb env -i "${perf_env[@]}" gdb -nx -batch \
+			-ex 'set record function-call-history-size unlimited' \
+			-ex 'break main' -ex run \
+			-ex 'record btrace bts' \
+			-ex 'break stop_here' -ex continue -ex finish \
+			-ex 'record function-call-history /c' \
+			-ex 'info record' \
+			-ex kill --args "$prog"
+		cp "$out/gdb.out" "$out/gdb.txt"
+		;;
+	*)
+		echo "guest.sh: unknown tool $tool" >&2
+		exit 125
+		;;
+	esac
+done
