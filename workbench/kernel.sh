@@ -141,3 +141,4 @@ if ! "${kmake[@]}" bzImage modules >"$obj/build.log" 2>&1; then
 fi
 grep -E 'warning:' "$obj/build.log" >&2 || true
 "${kmake[@]}" -s kernelrelease >"$obj/kernelrelease"
+echo "  DONE    $variant kernel $(cat "$obj/kernelrelease") in ${SECONDS}s" >&2

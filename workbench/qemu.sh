@@ -32,6 +32,7 @@ if [ ! -e "$src/.bts-unpacked" ]; then
 fi
 
 "$here/quilt-sync.sh" "$src" "$patchdir"
+echo "  BUILD   qemu in $obj" >&2
 
 # Let ccache hit across checkouts (CI builds in a fresh clone): paths
 # under the build directory are hashed relative to it.
@@ -72,3 +73,4 @@ ninja -C "$obj" qemu-system-x86_64 >"$obj/ninja.log" 2>&1 || {
 	echo "qemu: build failed; full log in $obj/ninja.log" >&2
 	exit 1
 }
+echo "  DONE    qemu in ${SECONDS}s" >&2
