@@ -21,9 +21,6 @@ here=$(dirname "$(realpath "$0")")
 src="$build/linux"
 tarball=/usr/src/linux-source-6.12.tar.xz
 
-# Top-level directories of REPO that mirror kernel paths.
-overlay_dirs=(arch Documentation drivers include kernel lib mm scripts tools)
-
 case "$variant" in
 plain)
 	obj="$build/kernel"
@@ -57,19 +54,7 @@ fi
 manifest="$src/.bts-overlay"
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
-(
-	cd "$repo"
-	dirs=()
-	for d in "${overlay_dirs[@]}"; do
-		[ -d "$d" ] && dirs+=("$d")
-	done
-	[ ${#dirs[@]} -gt 0 ] || exit 0
-	if git rev-parse --git-dir >/dev/null 2>&1; then
-		git ls-files -co --exclude-standard -- "${dirs[@]}"
-	else
-		find "${dirs[@]}" -type f
-	fi
-) | sort >"$list"
+(cd "$repo" && "$here/overlay-files.sh") >"$list"
 
 touch "$manifest"
 # An overlay file must be new to the kernel: changing an upstream file is a

@@ -9,13 +9,14 @@
 # the new series.  Only files the patches touch get new timestamps, so make
 # or ninja rebuild just those.
 #
-# The state lives in TREE/.pc-bts, apart from any .pc a Debian source
-# package keeps for its own patches.
+# quilt's state lives in TREE/.pc-bts, apart from any .pc a Debian source
+# package keeps for its own patches; TREE/.bts-synced-series says which
+# series was applied.
 set -euo pipefail
 
 tree=$(realpath "$1")
 patchdir=$(realpath "$2")
-stamp="$tree/.pc-bts/synced-series"
+stamp="$tree/.bts-synced-series"
 
 export QUILT_PC=.pc-bts QUILT_PATCHES="$patchdir"
 export QUILT_PUSH_ARGS="--color=never" QUILT_DIFF_ARGS="--no-timestamps"
@@ -52,5 +53,4 @@ if [ -n "$patches" ]; then
 		exit 1
 	fi
 fi
-mkdir -p .pc-bts
 echo "$want" >"$stamp"

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cost of filtering and splaying branch records, for bench/ds-splay:
+ *
+ *   ds_bench splay N    splay a synthetic trace into N streams (1..5)
+ *   ds_bench memcpy N   copy the same records N times, the baseline
+ *
+ * Both work in batches of BATCH records, as a drain of one hardware
+ * sub-buffer would, and consume continuous streams between batches.  Run
+ * under callgrind with --toggle-collect=ds_splay or =bench_copy to count
+ * the instructions of the work alone.
+ */
+#include <string.h>
+#include "ds_internal.h"
+#include "../../../arch/x86/kernel/ds_core.c"
+
+#define NR_RECORDS	1048576
+#define BATCH		256
+#define STREAM_SIZE	4096
+
+/*
+ * A user program's trace: mostly user branches, a syscall every 64
+ * records with a few kernel branches behind it, an interrupt every 1000.
+ */
+static void make_trace(struct bts_record *rec, unsigned int nr)
+{
+	u64 user = 0x400000, kernel = 0xffffffff81000000ULL;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		unsigned int k = i % 64;
+		u64 from, to;
+
+		if (k == 60 || i % 1000 == 999) {
+			from = user + i % 4096;		/* syscall, interrupt */
+			to = kernel;
+		} else if (k > 60 || i % 1000 == 0) {
+			from = kernel + k;		/* in the kernel */
+			to = k == 63 ? user + i % 4096 + 2 : kernel + k * 16;
+		} else {
+			from = user + i % 4096;
+			to = user + (i * 7) % 4096;
+		}
+		rec[i] = (struct bts_record){ .from = from, .to = to };
+	}
+}
+
+static u32 classify(u64 kernel_to)
+{
+	return kernel_to == 0xffffffff81000000ULL ? BTS_ENTRY_SYSCALL :
+		BTS_ENTRY_INTERRUPT;
+}
+
+/* Kept out of line so that callgrind can count it alone. */
+static noinline void bench_copy(struct bts_record *dst,
+				const struct bts_record *src, unsigned int nr)
+{
+	memcpy(dst, src, nr * sizeof(*src));
+}
+
+int main(int argc, char **argv)
+{
+	static const enum ds_priv privs[] = {
+		DS_PRIV_USER, DS_PRIV_KERNEL, DS_PRIV_ALL, DS_PRIV_USER,
+		DS_PRIV_ALL
+	};
+	static struct bts_record bufs[5][STREAM_SIZE], out[STREAM_SIZE];
+	struct ds_stream s[5], *streams[5];
+	struct bts_record *trace;
+	unsigned int n, i, j;
+	u64 kept = 0;
+
+	if (argc != 3 || (strcmp(argv[1], "splay") && strcmp(argv[1], "memcpy"))) {
+		fprintf(stderr, "usage: ds_bench splay|memcpy N\n");
+		return 2;
+	}
+	n = atoi(argv[2]);
+	if (n < 1 || n > 5) {
+		fprintf(stderr, "ds_bench: N must be 1..5\n");
+		return 2;
+	}
+	trace = malloc(NR_RECORDS * sizeof(*trace));
+	if (!trace)
+		return 1;
+	make_trace(trace, NR_RECORDS);
+
+	for (i = 0; i < n; i++) {
+		/* The fourth and fifth are rings, as flight recorders are. */
+		ds_stream_init(&s[i], bufs[i], STREAM_SIZE, privs[i],
+			       i < 3 ? DS_MODE_CONTINUOUS : DS_MODE_RING);
+		streams[i] = &s[i];
+	}
+	for (i = 0; i < NR_RECORDS; i += BATCH) {
+		if (!strcmp(argv[1], "memcpy")) {
+			for (j = 0; j < n; j++)
+				bench_copy(bufs[j] + i % STREAM_SIZE, trace + i,
+					   BATCH);
+			kept += n * BATCH;
+			continue;
+		}
+		ds_splay(trace + i, BATCH, streams, n, classify);
+		for (j = 0; j < n; j++)
+			if (s[j].mode == DS_MODE_CONTINUOUS)
+				kept += ds_stream_consume(&s[j], out,
+							  STREAM_SIZE);
+	}
+	printf("records %d streams %u kept %llu\n", NR_RECORDS, n,
+	       (unsigned long long)kept);
+	free(trace);
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Userspace stand-in for arch/x86/kernel/ds_internal.h: the same include
+ * guard, so that ds_core.c built here gets these definitions and never the
+ * kernel's headers.
+ */
+#ifndef __X86_KERNEL_DS_INTERNAL_H
+#define __X86_KERNEL_DS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "../../../include/uapi/linux/bts.h"
+
+typedef uint8_t u8;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int64_t s64;
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define min(a, b) ({							\
+	__auto_type __a = (a);						\
+	__auto_type __b = (b);						\
+	__a < __b ? __a : __b;						\
+})
+#define min_t(type, a, b)	min((type)(a), (type)(b))
+
+/* The kernel's release store, as a C11 atomic; pairs: see ds_core.c. */
+#define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
+/* The kernel's acquire load, as a C11 atomic; pairs: see ds_core.c. */
+#define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
+
+/* The harness treats a kernel warning as a failed run. */
+#define WARN_ON_ONCE(cond) ({						\
+	bool __c = (cond);						\
+	if (__c) {							\
+		fprintf(stderr, "WARNING: %s:%d: %s\n", __FILE__,	\
+			__LINE__, #cond);				\
+		abort();						\
+	}								\
+	__c;								\
+})
+
+/* Module metadata means nothing in the harness. */
+#define MODULE_DESCRIPTION(desc)	static const char *const __unused_desc = desc
+#define MODULE_LICENSE(lic)		static const char *const __unused_lic = lic
+#define noinline			__attribute__((noinline))
+
+#endif /* __X86_KERNEL_DS_INTERNAL_H */

@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# patches.sh REPO BUILD_DIR
+#
+# Emit the kernel work as a `git format-patch` series against Debian's
+# linux-source-6.12, as a reviewer would apply it with `git am`: one commit
+# per patch in REPO/patches/series, each carrying its quilt patch plus the
+# new (overlay) files that REPO/patches/overlay.map assigns to it.  Every
+# overlay file must be assigned, so nothing is left out of the series.
+# Output: BUILD_DIR/patches/out/*.patch.
+set -euo pipefail
+
+repo=$(realpath "$1")
+build=$(realpath -m "$2")
+work="$build/patches/linux"
+out="$build/patches/out"
+map="$repo/patches/overlay.map"
+tarball=/usr/src/linux-source-6.12.tar.xz
+git=(git -C "$work" -c user.name="bts workbench" -c user.email=bts@example.invalid)
+
+# The base: the pristine Debian tree, committed once.
+if ! "${git[@]}" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
+	echo "  BASE    git repository of $tarball (once)" >&2
+	rm -rf "$work"
+	mkdir -p "$build/patches"
+	tar -C "$build/patches" -xf "$tarball"
+	mv "$build/patches/linux-source-6.12" "$work"
+	git init -q "$work"
+	# Debian's top-level .gitignore ignores everything at the top level.
+	"${git[@]}" add -f -A
+	"${git[@]}" commit -q -m "Debian $(dpkg-query -W -f='${Package} ${Version}' linux-source-6.12)"
+	"${git[@]}" tag base
+fi
+"${git[@]}" checkout -q -f -B series base
+"${git[@]}" clean -q -fdx
+
+overlay=$(cd "$repo" && "$(dirname "$0")/overlay-files.sh")
+patches=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$repo/patches/series" |
+	awk '{print $1}')
+
+# Every overlay file is assigned to one patch of the series.
+for f in $overlay; do
+	p=$(awk -v f="$f" '$1 == f { print $2 }' "$map" 2>/dev/null)
+	if [ -z "$p" ] || ! grep -qxF "$p" <<<"$patches"; then
+		echo "patches: $f is not assigned to a patch of the series in patches/overlay.map" >&2
+		exit 1
+	fi
+done
+
+for p in $patches; do
+	"${git[@]}" apply --index "$repo/patches/$p"
+	for f in $(awk -v p="$p" '$2 == p { print $1 }' "$map"); do
+		mkdir -p "$work/$(dirname "$f")"
+		cp "$repo/$f" "$work/$f"
+		"${git[@]}" add -f "$f"
+	done
+	# The quilt header is the commit: From, Subject, body up to "---".
+	author=$(sed -n 's/^From: //p' "$repo/patches/$p" | head -1)
+	sed -n -e '/^---$/q' -e '/^From: /d' -e 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//' \
+		-e 'p' "$repo/patches/$p" >"$build/patches/msg"
+	"${git[@]}" commit -q --author="$author" -F "$build/patches/msg"
+done
+
+rm -rf "$out"
+"${git[@]}" format-patch -q --base=base -o "$out" base..series
+ls "$out"
