@@ -8,36 +8,44 @@
  * whose addresses it knows and checks the exact records, the DS save area
  * and the memory around the buffer.  Each kernel-mode sequence turns BTS
  * on, branches and turns BTS off inside one asm block, with interrupts
- * off, so that the compiler cannot add branches of its own.  The KUnit
- * suite "bts_conformance" runs when the module is loaded.
+ * off (bts_irq_seq() turns them on inside its block), so that the compiler
+ * cannot add branches of its own.  The KUnit suite "bts_conformance" runs
+ * when the module is loaded.
  *
  * User-mode half: writing "arm <hex>" to debugfs bts_conformance/user turns
  * BTS on for the writer's CPU (<hex>: the BTS_OFF_OS and BTS_OFF_USR bits of
  * DEBUGCTL), "disarm" turns it off; reading the file then gives a struct
- * bts_user_header followed by the records.  user.c is its client.
+ * bts_user_header followed by the records and the return kind of each.
+ * user.c (and user32.c through it) is its client; user.h has a copy of the
+ * header.
  */
 
 #include <kunit/test.h>
 #include <linux/debugfs.h>
 #include <linux/gfp.h>
+#include <linux/kdebug.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/objtool.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/stringify.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <asm/apic.h>
 #include <asm/asm.h>
-#include <asm/extable_fixup_types.h>
 #include <asm/cpufeature.h>
+#include <asm/debugreg.h>
 #include <asm/desc.h>
+#include <asm/extable_fixup_types.h>
 #include <asm/msr.h>
 #include <asm/nmi.h>
 #include <asm/nospec-branch.h>
 #include <asm/processor.h>
+#include <asm/trapnr.h>
 
 static bool require_ds = true;
 module_param(require_ds, bool, 0444);
@@ -233,6 +241,9 @@ static bool bts_expect(struct kunit *test, const char *what,
 
 static const u8 bts_iretq[] = { 0x48, 0xcf };
 static const u8 bts_sysretq[] = { 0x48, 0x0f, 0x07 };
+static const u8 bts_sysretl[] = { 0x0f, 0x07 };
+static const u8 bts_sysexit[] = { 0x0f, 0x35 };
+static const u8 bts_sysexitq[] = { 0x48, 0x0f, 0x35 };
 
 /* Is the kernel instruction at @addr @insn? */
 static bool bts_insn_is(u64 addr, const u8 *insn, size_t len)
@@ -331,8 +342,8 @@ static void bts_jmps_expected(struct bts_branch *exp, unsigned long start,
 	}
 }
 
-/* Run bts_jmps() with @debugctl (ORed into the old value) on our DS area */
-static int bts_run_jmps(u64 debugctl, unsigned long *start)
+/* Run bts_jmps() with @debugctl (ORed into the old value) on the DS area at @ds */
+static int bts_run_jmps_at(const void *ds, u64 debugctl, unsigned long *start)
 {
 	unsigned long flags;
 	u64 old_ds, old_ctl;
@@ -341,11 +352,17 @@ static int bts_run_jmps(u64 debugctl, unsigned long *start)
 	local_irq_save(flags);
 	rdmsrl(MSR_IA32_DEBUGCTLMSR, old_ctl);
 	rdmsrl(MSR_IA32_DS_AREA, old_ds);
-	wrmsrl(MSR_IA32_DS_AREA, (unsigned long)bts.ds);
+	wrmsrl(MSR_IA32_DS_AREA, (unsigned long)ds);
 	err = bts_jmps(old_ctl | debugctl, old_ctl, start);
 	wrmsrl(MSR_IA32_DS_AREA, old_ds);
 	local_irq_restore(flags);
 	return err;
+}
+
+/* Run bts_jmps() with @debugctl (ORed into the old value) on our DS area */
+static int bts_run_jmps(u64 debugctl, unsigned long *start)
+{
+	return bts_run_jmps_at(bts.ds, debugctl, start);
 }
 
 /*
@@ -1074,6 +1091,475 @@ static void bts_test_ds_area_msr(struct kunit *test)
 	}
 }
 
+/*
+ * Cases that let the kernel's own interrupt and exception handlers run
+ * with BTS on put their records in a 1 MiB vmalloc'ed buffer (43690
+ * records, threshold past the maximum); the kernel-case buffer stays
+ * poisoned, which bts_check_area() checks.
+ */
+#define BTS_BIG_SIZE		SZ_1M
+
+static struct bts_record *bts_big_init(void)
+{
+	struct bts_record *buf = vzalloc(BTS_BIG_SIZE);
+	unsigned int i;
+
+	if (!buf)
+		return NULL;
+	memset(bts.buf, BTS_POISON, BTS_BUF_SIZE);
+	for (i = DS_PEBS_FIRST; i < DS_WORDS; i++)
+		bts.ds[i] = ds_pattern(i);
+	bts.base = (unsigned long)buf;
+	bts.max = bts.base + BTS_BIG_SIZE / BTS_REC_SIZE * BTS_REC_SIZE;
+	bts.threshold = bts.max + BTS_REC_SIZE;
+	bts.ds[DS_BTS_BASE] = bts.base;
+	bts.ds[DS_BTS_INDEX] = bts.base;
+	bts.ds[DS_BTS_MAX] = bts.max;
+	bts.ds[DS_BTS_THRESHOLD] = bts.threshold;
+	return buf;
+}
+
+/* The IDT vector whose handler is @to, or -1 */
+static int bts_idt_vector(u64 to)
+{
+	unsigned int v;
+
+	for (v = 0; v < 256; v++)
+		if (bts_idt_handler(v) == to)
+			return v;
+	return -1;
+}
+
+/* Offsets in the address array that bts_irq_seq() fills in */
+#define IRQ_A		0	/* the first instruction after the STI shadow */
+#define IRQ_REP		1	/* the "rep lodsb" that spins */
+#define IRQ_LO		2	/* [IRQ_LO, IRQ_HI): runs with interrupts on */
+#define IRQ_HI		3
+#define IRQ_RCX		4	/* rcx and rsi after the rep */
+#define IRQ_RSI		5
+#define IRQ_NR		6
+
+#define BTS_IRQ_VECTOR	IRQ_WORK_VECTOR	/* harmless with no irq_work queued */
+#define BTS_IRQ_REP	4096
+
+/*
+ * With BTS on: STI, one NOP (the STI shadow), 16 NOPs, a self-IPI written
+ * to the ICR at @icr, "rep lodsb" over @src (BTS_IRQ_REP bytes), CLI.
+ * None of it branches, so every record from this code is an interrupt.
+ */
+static noinline int bts_irq_seq(u32 on, u32 off, u64 *a, u32 *icr, u32 icr_val,
+				const void *src)
+{
+	int err;
+
+	asm volatile("mov $" __stringify(MSR_IA32_DEBUGCTLMSR) ", %%ecx\n\t"
+		     "mov %[on], %%eax\n\t"
+		     "xor %%edx, %%edx\n"
+		     "3:\n\t"
+		     "wrmsr\n"
+		     ".Lirq_lo%=:\n\t"
+		     "sti\n\t"
+		     "nop\n"
+		     ".Lirq_a%=:\n\t"
+		     ".fill 16, 1, 0x90\n\t"
+		     "mov $" __stringify(BTS_IRQ_REP) ", %%ecx\n\t"
+		     "mov %[src], %%rsi\n\t"
+		     "movl %[icr_val], (%[icr])\n"
+		     ".Lirq_rep%=:\n\t"
+		     "rep lodsb\n\t"
+		     "cli\n"
+		     ".Lirq_hi%=:\n\t"
+		     "mov %%rcx, " __stringify(IRQ_RCX) "*8(%[a])\n\t"
+		     "mov %%rsi, " __stringify(IRQ_RSI) "*8(%[a])\n\t"
+		     "mov $" __stringify(MSR_IA32_DEBUGCTLMSR) ", %%ecx\n\t"
+		     "mov %[off], %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n\t"
+		     KS_STORE(".Lirq_a", IRQ_A)
+		     KS_STORE(".Lirq_rep", IRQ_REP)
+		     KS_STORE(".Lirq_lo", IRQ_LO)
+		     KS_STORE(".Lirq_hi", IRQ_HI)
+		     "xor %%eax, %%eax\n"
+		     "4:\n\t"
+		     BTS_ENABLE_GP_FIXUP(3b, 4b)
+		     : [err] "=&a" (err)
+		     : [on] "r" (on), [off] "r" (off), [a] "r" (a), [icr] "r" (icr),
+		       [icr_val] "r" (icr_val), [src] "r" (src)
+		     : "rcx", "rdx", "rsi", "memory", "cc");
+	return err;
+}
+
+/*
+ * Hardware interrupts: "from" is the next instruction to execute, "to" the
+ * IDT entry, and the handler's IRETQ returns to "from".  A self-IPI sent
+ * with interrupts off is taken right after the STI shadow; one sent while
+ * "rep lodsb" spins interrupts the rep, which then resumes and completes.
+ * Other interrupts (the timer) may come in between; they are left out.
+ */
+static void bts_test_hw_interrupt(struct kunit *test)
+{
+	static const u8 src[BTS_IRQ_REP];
+	u64 want[2];
+	const struct bts_record *rec;
+	u64 a[IRQ_NR] = {}, pending = 0, entry;
+	unsigned int seen = 0, returned = 0, foreign = 0;
+	bool ours = false;
+	struct bts_record *buf;
+	unsigned long flags;
+	u64 old_ds, old_ctl;
+	int err, nr, i, v;
+
+	bts_require(test);
+	if (x2apic_mode)
+		kunit_skip(test, "x2APIC mode: the test writes the xAPIC ICR");
+	buf = bts_big_init();
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+
+	preempt_disable();
+	local_irq_save(flags);
+	rdmsrl(MSR_IA32_DEBUGCTLMSR, old_ctl);
+	rdmsrl(MSR_IA32_DS_AREA, old_ds);
+	wrmsrl(MSR_IA32_DS_AREA, (unsigned long)bts.ds);
+	/* Pending until the STI */
+	apic->send_IPI_self(BTS_IRQ_VECTOR);
+	safe_apic_wait_icr_idle();
+	err = bts_irq_seq(old_ctl | BTS_TR_BTS | DEBUGCTLMSR_BTINT, old_ctl, a,
+			  (u32 *)(APIC_BASE + APIC_ICR),
+			  APIC_DEST_SELF | APIC_DM_FIXED | BTS_IRQ_VECTOR, src);
+	wrmsrl(MSR_IA32_DS_AREA, old_ds);
+	local_irq_restore(flags);
+	preempt_enable();
+
+	if (err) {
+		KUNIT_FAIL(test, "WRMSR IA32_DEBUGCTL=TR|BTS|BTINT faulted");
+		goto out;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, a[IRQ_RCX], 0, "rep lodsb: rcx after the rep");
+	KUNIT_EXPECT_EQ_MSG(test, a[IRQ_RSI], (unsigned long)src + BTS_IRQ_REP,
+			    "rep lodsb: rsi after the rep");
+	nr = bts_check_area(test, "interrupts", -1);
+	if (nr < 0)
+		goto out;
+	KUNIT_EXPECT_LT_MSG(test, bts.ds[DS_BTS_INDEX], bts.max,
+			    "interrupts: the buffer filled up");
+
+	want[0] = a[IRQ_A];
+	want[1] = a[IRQ_REP];
+	entry = bts_idt_handler(BTS_IRQ_VECTOR);
+	rec = bts_records();
+	for (i = 0; i < nr; i++) {
+		bool from_in = rec[i].from >= a[IRQ_LO] && rec[i].from < a[IRQ_HI];
+		bool to_in = rec[i].to >= a[IRQ_LO] && rec[i].to < a[IRQ_HI];
+
+		if (!from_in && !to_in)
+			continue;	/* inside the handlers */
+		if (from_in) {
+			v = bts_idt_vector(rec[i].to);
+			if (pending || v < FIRST_EXTERNAL_VECTOR) {
+				KUNIT_FAIL(test,
+					   "record #%d: %#llx -> %#llx (%pS -> %pS): not an interrupt entry%s",
+					   i, rec[i].from, rec[i].to,
+					   (void *)(unsigned long)rec[i].from,
+					   (void *)(unsigned long)rec[i].to,
+					   pending ? ", while one was outstanding" : "");
+				goto out;
+			}
+			ours = v == BTS_IRQ_VECTOR;
+			if (!ours) {
+				kunit_info(test, "record #%d: vector %#x at %pS, left out\n",
+					   i, v, (void *)(unsigned long)rec[i].from);
+				foreign++;
+			} else if (seen == 2 || rec[i].from != want[seen]) {
+				KUNIT_FAIL(test,
+					   "record #%d: self-IPI #%u taken at %#llx (%pS), expected %#llx (%pS)",
+					   i, seen, rec[i].from, (void *)(unsigned long)rec[i].from,
+					   seen < 2 ? want[seen] : 0,
+					   (void *)(unsigned long)(seen < 2 ? want[seen] : 0));
+				goto out;
+			} else {
+				KUNIT_EXPECT_EQ_MSG(test, rec[i].to, entry,
+						    "record #%d: IDT[%#x]", i, BTS_IRQ_VECTOR);
+				seen++;
+			}
+			pending = rec[i].from;
+			continue;
+		}
+		if (!pending || rec[i].to != pending ||
+		    !bts_insn_is(rec[i].from, bts_iretq, sizeof(bts_iretq))) {
+			KUNIT_FAIL(test,
+				   "record #%d: %#llx -> %#llx (%pS -> %pS), expected IRETQ -> %#llx (%pS)",
+				   i, rec[i].from, rec[i].to, (void *)(unsigned long)rec[i].from,
+				   (void *)(unsigned long)rec[i].to, pending,
+				   (void *)(unsigned long)pending);
+			goto out;
+		}
+		returned += ours;
+		pending = 0;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, seen, 2, "self-IPIs recorded (after STI, in the rep)");
+	KUNIT_EXPECT_EQ_MSG(test, returned, 2, "IRETQs back from the self-IPIs");
+	KUNIT_EXPECT_EQ_MSG(test, pending, 0, "an interrupt did not return");
+	kunit_info(test, "%d records, %u other interrupts\n", nr, foreign);
+out:
+	vfree(buf);
+}
+
+/* The #DB notifier's view, while bts_test_single_step() has armed it */
+static struct {
+	int cpu;		/* CPU + 1, 0 when not armed */
+	unsigned int count;
+	unsigned long ip;	/* where the first single-step trap was taken */
+} bts_db;
+
+/* Claim the single-step trap and clear TF, so the kernel does not WARN */
+static int bts_db_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	unsigned long *dr6 = (unsigned long *)args->err;
+
+	if (val != DIE_DEBUG || READ_ONCE(bts_db.cpu) != smp_processor_id() + 1 ||
+	    !(*dr6 & DR_STEP))
+		return NOTIFY_DONE;
+	if (!bts_db.count++)
+		bts_db.ip = args->regs->ip;
+	args->regs->flags &= ~X86_EFLAGS_TF;
+	*dr6 &= ~DR_STEP;
+	return NOTIFY_STOP;
+}
+
+static struct notifier_block bts_db_nb = {
+	.notifier_call = bts_db_notify,
+};
+
+/* Offsets in the address array that bts_db_seq() fills in */
+#define DB_B		0	/* the single-stepped jmp */
+#define DB_T		1	/* its target */
+#define DB_HI		2	/* the end of the code that runs with TF */
+#define DB_NR		3
+
+/* With BTS on: set TF with POPFQ, then "jmp" to the next instruction */
+static noinline int bts_db_seq(u32 on, u32 off, u64 *a)
+{
+	int err;
+
+	asm volatile("mov $" __stringify(MSR_IA32_DEBUGCTLMSR) ", %%ecx\n\t"
+		     "mov %[on], %%eax\n\t"
+		     "xor %%edx, %%edx\n"
+		     "3:\n\t"
+		     "wrmsr\n\t"
+		     "pushfq\n\t"
+		     "orq %[tf], (%%rsp)\n\t"
+		     "popfq\n"
+		     ".Ldb_b%=:\n\t"
+		     "jmp .Ldb_t%=\n\t"
+		     "nop\n"
+		     ".Ldb_t%=:\n\t"
+		     "nop\n"
+		     ".Ldb_hi%=:\n\t"
+		     "mov %[off], %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n\t"
+		     KS_STORE(".Ldb_b", DB_B)
+		     KS_STORE(".Ldb_t", DB_T)
+		     KS_STORE(".Ldb_hi", DB_HI)
+		     "xor %%eax, %%eax\n"
+		     "4:\n\t"
+		     BTS_ENABLE_GP_FIXUP(3b, 4b)
+		     : [err] "=&a" (err)
+		     : [on] "r" (on), [off] "r" (off), [a] "r" (a), [tf] "i" (X86_EFLAGS_TF)
+		     : "rcx", "rdx", "memory", "cc");
+	return err;
+}
+
+/*
+ * Single-step trap after a branch (SDM "additional BTMs"): the jmp's own
+ * record, then #DB from the next instruction (the jmp's target) to IDT[1],
+ * then the handler's records and its IRETQ back to that instruction.
+ */
+static void bts_test_single_step(struct kunit *test)
+{
+	struct bts_branch exp[2];
+	const struct bts_record *rec;
+	struct bts_record *buf;
+	u64 a[DB_NR] = {};
+	unsigned long flags;
+	u64 old_ds, old_ctl;
+	int err, nr, i, back = 0;
+
+	bts_require(test);
+	buf = bts_big_init();
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	err = register_die_notifier(&bts_db_nb);
+	if (err) {
+		vfree(buf);
+		KUNIT_FAIL_AND_ABORT(test, "register_die_notifier: %d", err);
+	}
+
+	local_irq_save(flags);
+	memset(&bts_db, 0, sizeof(bts_db));
+	WRITE_ONCE(bts_db.cpu, smp_processor_id() + 1);
+	rdmsrl(MSR_IA32_DEBUGCTLMSR, old_ctl);
+	rdmsrl(MSR_IA32_DS_AREA, old_ds);
+	wrmsrl(MSR_IA32_DS_AREA, (unsigned long)bts.ds);
+	err = bts_db_seq(old_ctl | BTS_TR_BTS | DEBUGCTLMSR_BTINT, old_ctl, a);
+	wrmsrl(MSR_IA32_DS_AREA, old_ds);
+	WRITE_ONCE(bts_db.cpu, 0);
+	local_irq_restore(flags);
+	unregister_die_notifier(&bts_db_nb);
+
+	if (err) {
+		KUNIT_FAIL(test, "WRMSR IA32_DEBUGCTL=TR|BTS|BTINT faulted");
+		goto out;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, bts_db.count, 1, "single-step traps");
+	KUNIT_EXPECT_EQ_MSG(test, bts_db.ip, a[DB_T], "single-step trap: RIP");
+	nr = bts_check_area(test, "single step", -1);
+	if (nr < 0)
+		goto out;
+	KUNIT_EXPECT_LT_MSG(test, bts.ds[DS_BTS_INDEX], bts.max,
+			    "single step: the buffer filled up");
+	exp[0].from = a[DB_B];
+	exp[0].to = a[DB_T];
+	exp[1].from = a[DB_T];
+	exp[1].to = bts_idt_handler(X86_TRAP_DB);
+	rec = bts_records();
+	if (!bts_expect(test, "single step", rec, min(nr, 2), exp, 2))
+		goto out;
+	for (i = 2; i < nr; i++) {
+		if (rec[i].from >= a[DB_B] && rec[i].from < a[DB_HI]) {
+			KUNIT_FAIL(test, "record #%d: %#llx -> %#llx (%pS -> %pS): a second trap?",
+				   i, rec[i].from, rec[i].to, (void *)(unsigned long)rec[i].from,
+				   (void *)(unsigned long)rec[i].to);
+			goto out;
+		}
+		if (rec[i].to < a[DB_B] || rec[i].to >= a[DB_HI])
+			continue;
+		if (back++ || rec[i].to != a[DB_T] ||
+		    !bts_insn_is(rec[i].from, bts_iretq, sizeof(bts_iretq)))
+			KUNIT_FAIL(test,
+				   "record #%d: %#llx -> %#llx (%pS -> %pS), expected one IRETQ -> %pS",
+				   i, rec[i].from, rec[i].to, (void *)(unsigned long)rec[i].from,
+				   (void *)(unsigned long)rec[i].to,
+				   (void *)(unsigned long)a[DB_T]);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, back, 1, "returns from #DB");
+out:
+	vfree(buf);
+}
+
+/* Records at unmapped or read-only addresses */
+#define BTS_UNMAPPED_SLOTS	10
+
+/*
+ * Our DS area with the buffer at @base and room for BTS_UNMAPPED_SLOTS
+ * records; run the jmps with @debugctl; expect the first @n records at
+ * @base and nothing else changed (the kernel-case buffer stays poisoned).
+ */
+static void bts_buffer_at(struct kunit *test, const char *what, u64 debugctl,
+			  u64 base, unsigned int n)
+{
+	struct bts_branch exp[BTS_NJMPS];
+	unsigned long start = 0;
+	int nr;
+
+	bts_ds_init(4, 0, BTS_NO_THRESHOLD);
+	bts.base = base;
+	bts.max = base + BTS_UNMAPPED_SLOTS * BTS_REC_SIZE;
+	bts.threshold = bts.max + BTS_REC_SIZE;
+	bts.ds[DS_BTS_BASE] = bts.base;
+	bts.ds[DS_BTS_INDEX] = bts.base;
+	bts.ds[DS_BTS_MAX] = bts.max;
+	bts.ds[DS_BTS_THRESHOLD] = bts.threshold;
+	if (bts_run_jmps(debugctl, &start)) {
+		KUNIT_FAIL(test, "%s: WRMSR IA32_DEBUGCTL faulted", what);
+		return;
+	}
+	nr = bts_check_area(test, what, -1);
+	if (nr < 0)
+		return;
+	bts_jmps_expected(exp, start, 0, n);
+	bts_expect(test, what, bts_records(), nr, exp, n);
+}
+
+/*
+ * An unmapped or read-only DS save area or buffer: the record is dropped
+ * (QEMU logs a guest error), nothing is written, the index stays, and the
+ * guest carries on.  The unmapped page is the guard page after a vmalloc
+ * area, which is never mapped while the area exists.
+ */
+static void bts_test_unmapped(struct kunit *test)
+{
+	static const u64 modes[] = {
+		BTS_TR_BTS,
+		BTS_TR_BTS | DEBUGCTLMSR_BTINT,
+	};
+	unsigned long start;
+	struct page *page;
+	u8 *vm, *guard, *ro = NULL;
+	u64 *ds, base;
+	unsigned int m;
+	char what[64];
+
+	bts_require(test);
+	vm = vmalloc(PAGE_SIZE);
+	page = alloc_page(GFP_KERNEL);
+	if (page)
+		ro = vmap(&page, 1, VM_MAP, PAGE_KERNEL_RO);
+	if (!vm || !ro) {
+		KUNIT_FAIL(test, "out of memory");
+		goto out;
+	}
+	guard = vm + PAGE_SIZE;
+
+	for (m = 0; m < ARRAY_SIZE(modes); m++) {
+		/* The DS save area in the guard page */
+		snprintf(what, sizeof(what), "DEBUGCTL %#llx, DS area unmapped", modes[m]);
+		bts_ds_init(4, 0, BTS_NO_THRESHOLD);
+		KUNIT_EXPECT_EQ_MSG(test, bts_run_jmps_at(guard, modes[m], &start), 0,
+				    "%s: WRMSR faulted", what);
+		bts_check_area(test, what, 0);
+
+		/* The DS save area's first 16 bytes mapped, the rest not */
+		snprintf(what, sizeof(what), "DEBUGCTL %#llx, DS area half mapped", modes[m]);
+		bts_ds_init(4, 0, BTS_NO_THRESHOLD);
+		ds = (u64 *)(guard - 2 * sizeof(u64));
+		ds[DS_BTS_BASE] = bts.base;
+		ds[DS_BTS_INDEX] = bts.base;
+		KUNIT_EXPECT_EQ_MSG(test, bts_run_jmps_at(ds, modes[m], &start), 0,
+				    "%s: WRMSR faulted", what);
+		KUNIT_EXPECT_EQ_MSG(test, ds[DS_BTS_BASE], bts.base, "%s: base", what);
+		KUNIT_EXPECT_EQ_MSG(test, ds[DS_BTS_INDEX], bts.base, "%s: index", what);
+		bts_check_area(test, what, 0);
+
+		/* The buffer in the guard page */
+		snprintf(what, sizeof(what), "DEBUGCTL %#llx, buffer unmapped", modes[m]);
+		bts_buffer_at(test, what, modes[m], (unsigned long)guard, 0);
+
+		/* Two records fit before the guard page; the third would straddle it */
+		snprintf(what, sizeof(what), "DEBUGCTL %#llx, buffer runs into unmapped", modes[m]);
+		memset(vm, BTS_POISON, PAGE_SIZE);
+		base = (unsigned long)guard - 2 * BTS_REC_SIZE - 16;
+		bts_buffer_at(test, what, modes[m], base, 2);
+		KUNIT_EXPECT_TRUE_MSG(test, !memchr_inv(vm, BTS_POISON, base - (unsigned long)vm),
+				      "%s: written below the base", what);
+		KUNIT_EXPECT_TRUE_MSG(test, !memchr_inv(guard - 16, BTS_POISON, 16),
+				      "%s: part of the straddling record written", what);
+
+		/* A read-only buffer */
+		snprintf(what, sizeof(what), "DEBUGCTL %#llx, buffer read-only", modes[m]);
+		memset(page_address(page), BTS_POISON, PAGE_SIZE);
+		bts_buffer_at(test, what, modes[m], (unsigned long)ro, 0);
+		KUNIT_EXPECT_TRUE_MSG(test, !memchr_inv(page_address(page), BTS_POISON, PAGE_SIZE),
+				      "%s: written", what);
+	}
+out:
+	if (ro)
+		vunmap(ro);
+	if (page)
+		__free_page(page);
+	vfree(vm);
+}
+
 static struct kunit_case bts_cases[] = {
 	KUNIT_CASE(bts_test_features),
 	KUNIT_CASE(bts_test_branch_kinds),
@@ -1085,6 +1571,9 @@ static struct kunit_case bts_cases[] = {
 	KUNIT_CASE(bts_test_pebs_fields),
 	KUNIT_CASE(bts_test_debugctl_bits),
 	KUNIT_CASE(bts_test_ds_area_msr),
+	KUNIT_CASE(bts_test_hw_interrupt),
+	KUNIT_CASE(bts_test_single_step),
+	KUNIT_CASE(bts_test_unmapped),
 	{}
 };
 
@@ -1099,17 +1588,29 @@ kunit_test_suite(bts_suite);
 
 #define BTS_USER_ORDER		8	/* 1 MiB, 43690 records */
 #define BTS_USER_SLOTS		((PAGE_SIZE << BTS_USER_ORDER) / BTS_REC_SIZE)
-#define BTS_USER_MAGIC		0x31464e4f43535442ULL	/* "BTSCONF1" */
+#define BTS_USER_MAGIC		0x32464e4f43535442ULL	/* "BTSCONF2" */
 
-/* What reading the debugfs file returns first; user.c has a copy */
+/* What reading the debugfs file returns first; user.h has a copy */
 struct bts_user_header {
 	u64 magic;
 	u64 nr;			/* records that follow */
 	u64 full;		/* the index reached the absolute maximum */
 	u64 debugctl;		/* as programmed */
-	u64 bad_return;		/* 1 + first kernel -> user record not from SYSRETQ/IRETQ */
+	u64 bad_return;		/* 1 + first kernel -> user record not from a return */
 	u64 lstar;		/* SYSCALL entry point */
+	u64 sysenter_eip;	/* SYSENTER entry point */
 	u64 idt[256];		/* interrupt and exception entry points */
+	/* then nr records, then nr bytes: enum bts_user_ret of each record */
+};
+
+/* What a kernel -> user record comes from; user.h has a copy */
+enum bts_user_ret {
+	BTS_RET_NONE,		/* not a kernel -> user record */
+	BTS_RET_IRETQ,
+	BTS_RET_SYSRETQ,
+	BTS_RET_SYSRETL,
+	BTS_RET_SYSEXIT,
+	BTS_RET_OTHER,
 };
 
 static struct {
@@ -1176,6 +1677,30 @@ static void bts_user_off(void *unused)
 	wrmsrl(MSR_IA32_DS_AREA, bts_user.old_ds_area);
 }
 
+/* Which return instruction a kernel -> user record comes from */
+static u8 bts_user_ret(const struct bts_record *rec)
+{
+	static const struct {
+		const u8 *insn;
+		size_t len;
+		u8 kind;
+	} rets[] = {
+		{ bts_iretq, sizeof(bts_iretq), BTS_RET_IRETQ },
+		{ bts_sysretq, sizeof(bts_sysretq), BTS_RET_SYSRETQ },
+		{ bts_sysretl, sizeof(bts_sysretl), BTS_RET_SYSRETL },
+		{ bts_sysexit, sizeof(bts_sysexit), BTS_RET_SYSEXIT },
+		{ bts_sysexitq, sizeof(bts_sysexitq), BTS_RET_SYSEXIT },
+	};
+	unsigned int i;
+
+	if (!bts_kernel_addr(rec->from) || bts_kernel_addr(rec->to))
+		return BTS_RET_NONE;
+	for (i = 0; i < ARRAY_SIZE(rets); i++)
+		if (bts_insn_is(rec->from, rets[i].insn, rets[i].len))
+			return rets[i].kind;
+	return BTS_RET_OTHER;
+}
+
 static int bts_user_disarm(void)
 {
 	const struct bts_record *rec;
@@ -1183,6 +1708,7 @@ static int bts_user_disarm(void)
 	u64 base, index, max, i;
 	unsigned int v;
 	size_t size;
+	u8 *kind;
 
 	if (bts_user.cpu < 0)
 		return -EINVAL;
@@ -1196,7 +1722,7 @@ static int bts_user_disarm(void)
 	    (index - base) % BTS_REC_SIZE)
 		return -EIO;
 	size = index - base;
-	bts_user.out = kvmalloc(sizeof(*h) + size, GFP_KERNEL);
+	bts_user.out = kvmalloc(sizeof(*h) + size + size / BTS_REC_SIZE, GFP_KERNEL);
 	if (!bts_user.out)
 		return -ENOMEM;
 	h = bts_user.out;
@@ -1205,20 +1731,19 @@ static int bts_user_disarm(void)
 	h->full = index + BTS_REC_SIZE > max;
 	h->debugctl = bts_user.debugctl;
 	rdmsrl(MSR_LSTAR, h->lstar);
+	rdmsrl(MSR_IA32_SYSENTER_EIP, h->sysenter_eip);
 	for (v = 0; v < ARRAY_SIZE(h->idt); v++)
 		h->idt[v] = bts_idt_handler(v);
 	memcpy(h + 1, bts_user.buf, size);
+	kind = (u8 *)(h + 1) + size;
 	h->bad_return = 0;
 	rec = (const struct bts_record *)bts_user.buf;
 	for (i = 0; i < h->nr; i++) {
-		if (bts_kernel_addr(rec[i].from) && !bts_kernel_addr(rec[i].to) &&
-		    !bts_insn_is(rec[i].from, bts_iretq, sizeof(bts_iretq)) &&
-		    !bts_insn_is(rec[i].from, bts_sysretq, sizeof(bts_sysretq))) {
+		kind[i] = bts_user_ret(&rec[i]);
+		if (kind[i] == BTS_RET_OTHER && !h->bad_return)
 			h->bad_return = i + 1;
-			break;
-		}
 	}
-	bts_user.out_len = sizeof(*h) + size;
+	bts_user.out_len = sizeof(*h) + size + h->nr;
 	return 0;
 }
 
