@@ -16,7 +16,7 @@ else
 VARIANT := plain
 endif
 
-.PHONY: help deps kernel qemu check demo patches shell clean distclean
+.PHONY: help deps kernel qemu check demo bench patches shell clean distclean
 
 help:
 	@echo 'make demo       build everything, then show the workbench at work'
@@ -24,6 +24,7 @@ help:
 	@echo 'make deps       install the Debian packages the project needs'
 	@echo 'make kernel     build the test kernel (DEBUG=1: the debug kernel)'
 	@echo 'make qemu       build QEMU with our patches'
+	@echo 'make bench      the benchmarks (figures, not pass/fail; bench/README.md)'
 	@echo 'make patches    the kernel work as a git format-patch series'
 	@echo 'make shell      a root shell in the test VM'
 	@echo 'make clean      remove build output, keep unpacked sources'
@@ -43,6 +44,10 @@ check: kernel qemu
 
 demo: kernel qemu
 	@workbench/demo.sh
+
+bench: kernel qemu
+	@bench/ds-splay.sh
+	@bench/qemu-bts.sh
 
 patches: deps
 	@workbench/patches.sh . $(BUILD)
