@@ -45,6 +45,6 @@ typedef int64_t s64;
 /* Module metadata means nothing in the harness. */
 #define MODULE_DESCRIPTION(desc)	static const char *const __unused_desc = desc
 #define MODULE_LICENSE(lic)		static const char *const __unused_lic = lic
-#define noinline			__attribute__((noinline))
+#define noinline			__attribute__((noipa))
 
 #endif /* __X86_KERNEL_DS_INTERNAL_H */
