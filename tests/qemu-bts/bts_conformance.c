@@ -47,6 +47,8 @@
 #include <asm/processor.h>
 #include <asm/trapnr.h>
 
+#include "debugfs_abi.h"
+
 static bool require_ds = true;
 module_param(require_ds, bool, 0444);
 MODULE_PARM_DESC(require_ds, "Fail (rather than skip) when the CPU has no DS/DTES64");
@@ -1588,31 +1590,6 @@ kunit_test_suite(bts_suite);
 
 #define BTS_USER_ORDER		8	/* 1 MiB, 43690 records */
 #define BTS_USER_SLOTS		((PAGE_SIZE << BTS_USER_ORDER) / BTS_REC_SIZE)
-#define BTS_USER_MAGIC		0x32464e4f43535442ULL	/* "BTSCONF2" */
-
-/* What reading the debugfs file returns first; user.h has a copy */
-struct bts_user_header {
-	u64 magic;
-	u64 nr;			/* records that follow */
-	u64 full;		/* the index reached the absolute maximum */
-	u64 debugctl;		/* as programmed */
-	u64 bad_return;		/* 1 + first kernel -> user record not from a return */
-	u64 lstar;		/* SYSCALL entry point */
-	u64 sysenter_eip;	/* SYSENTER entry point */
-	u64 idt[256];		/* interrupt and exception entry points */
-	/* then nr records, then nr bytes: enum bts_user_ret of each record */
-};
-
-/* What a kernel -> user record comes from; user.h has a copy */
-enum bts_user_ret {
-	BTS_RET_NONE,		/* not a kernel -> user record */
-	BTS_RET_IRETQ,
-	BTS_RET_SYSRETQ,
-	BTS_RET_SYSRETL,
-	BTS_RET_SYSEXIT,
-	BTS_RET_OTHER,
-};
-
 static struct {
 	struct mutex lock;	/* everything below */
 	struct dentry *dir;
