@@ -47,6 +47,7 @@ demo: kernel qemu
 
 bench: kernel qemu
 	@bench/ds-splay.sh
+	@bench/idle-cost.sh
 	@bench/qemu-bts.sh
 
 patches: deps
@@ -56,7 +57,8 @@ shell: kernel qemu
 	@tests/vm/run
 
 clean:
-	rm -rf $(BUILD)/kernel $(BUILD)/kernel-debug $(BUILD)/qemu/obj $(BUILD)/vm
+	rm -rf $(BUILD)/kernel $(BUILD)/kernel-debug $(BUILD)/kernel-stock \
+		$(BUILD)/qemu/obj $(BUILD)/vm
 
 distclean:
 	rm -rf $(BUILD)

@@ -9,6 +9,10 @@
 # "debug" VARIANT).  Output goes to BUILD_DIR/kernel or BUILD_DIR/kernel-debug;
 # the source tree BUILD_DIR/linux stays clean so both variants share it.
 #
+# The "stock" VARIANT is the baseline for benchmarks: Debian's source as it
+# is (its own tree, BUILD_DIR/linux-stock: no overlay, no patches) with the
+# lines of base.config whose symbols that tree has, into BUILD_DIR/kernel-stock.
+#
 # Incremental: the overlay is copied by content (unchanged files keep their
 # timestamps), the series is re-applied only when it changed, and the config
 # is regenerated only when a fragment changed.
@@ -30,8 +34,13 @@ debug)
 	obj="$build/kernel-debug"
 	fragments=("$repo/configs/base.config" "$repo/configs/debug.config")
 	;;
+stock)
+	src="$build/linux-stock"
+	obj="$build/kernel-stock"
+	fragments=("$repo/configs/base.config")
+	;;
 *)
-	echo "kernel: unknown variant '$variant' (plain or debug)" >&2
+	echo "kernel: unknown variant '$variant' (plain, debug or stock)" >&2
 	exit 1
 	;;
 esac
@@ -54,7 +63,10 @@ fi
 manifest="$src/.bts-overlay"
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
-(cd "$repo" && "$here/overlay-files.sh") >"$list"
+# The stock tree gets an empty overlay.
+if [ "$variant" != stock ]; then
+	(cd "$repo" && "$here/overlay-files.sh") >"$list"
+fi
 
 touch "$manifest"
 # An overlay file must be new to the kernel: changing an upstream file is a
@@ -74,13 +86,33 @@ fi
 cp "$list" "$manifest"
 
 # --- patches ------------------------------------------------------------
-"$here/quilt-sync.sh" "$src" "$repo/patches"
+if [ "$variant" != stock ]; then
+	"$here/quilt-sync.sh" "$src" "$repo/patches"
+fi
 
 # Let ccache hit across checkouts (CI builds in a fresh clone): paths
 # under the build directory are hashed relative to it.
 export CCACHE_BASEDIR="$build" CCACHE_NOHASHDIR=1
 
 # --- config -------------------------------------------------------------
+if [ "$variant" = stock ]; then
+	# Only our patches add some symbols (CONFIG_X86_DS...): keep the
+	# fragment lines whose symbol the stock tree's Kconfig declares, and
+	# mark the kernel's release.
+	mkdir -p "$obj"
+	awk '
+		FNR == NR { known["CONFIG_" $1]; next }
+		{ sym = "" }
+		/^CONFIG_[A-Za-z0-9_]+=/ { sym = $0; sub(/=.*/, "", sym) }
+		/^# CONFIG_[A-Za-z0-9_]+ is not set$/ { sym = $2 }
+		sym && !(sym in known) { print "# not in the stock tree: " $0; next }
+		sym == "CONFIG_LOCALVERSION" { print sym "=\"-stock\""; next }
+		{ print }
+	' <(find "$src" -name 'Kconfig*' -exec sed -nE \
+		's/^[[:space:]]*(menu)?config[[:space:]]+([A-Za-z0-9_]+).*/\2/p' {} +) \
+		"${fragments[@]}" >"$obj/stock.config"
+	fragments=("$obj/stock.config")
+fi
 kmake=(make -C "$src" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc"
 	-j"$(nproc)")
 want=$(cat "${fragments[@]}" | sha256sum | cut -d' ' -f1)

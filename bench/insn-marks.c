@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A QEMU TCG plugin for bench/idle-cost.sh: count every guest instruction
+ * the VM executes, user and kernel (interrupts included), between two marks
+ * that the guest program sets by executing a marker instruction, the 7-byte
+ * no-op
+ *
+ *	nopl 0x425453NN(%rax)		0f 1f 80 NN 53 54 42
+ *
+ * NN < 0x80 opens region NN, NN | 0x80 closes it.  The marker is matched by
+ * its bytes, wherever it runs, so it needs no address and no symbol; nothing
+ * else executes these bytes (the displacement spells "BTS").  The count is
+ * exact: an inline add on every instruction, so a TB left early by an
+ * exception counts only what ran.  One vCPU only (the counter is shared and
+ * not atomic): the plugin refuses -smp > 1.
+ *
+ *   -plugin libinsn-marks.so -d plugin -D FILE
+ *
+ * Each closed region prints "region NN insns=COUNT" through
+ * qemu_plugin_outs(), which QEMU writes to its log (-d plugin -D FILE);
+ * COUNT runs from the opening marker to the closing one, the closing one
+ * excluded.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <glib.h>
+
+#include <qemu-plugin.h>
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define MARK_SIZE 7
+static const uint8_t mark[MARK_SIZE] = { 0x0f, 0x1f, 0x80, 0, 0x53, 0x54, 0x42 };
+
+static uint64_t total;		/* instructions executed so far */
+static uint64_t opened[0x80];	/* total at each open region's mark */
+static bool is_open[0x80];
+
+static void at_mark(unsigned int vcpu_index, void *udata)
+{
+	unsigned int nn = GPOINTER_TO_UINT(udata), id = nn & 0x7f;
+	g_autofree gchar *out = NULL;
+
+	if (!(nn & 0x80)) {
+		opened[id] = total;
+		is_open[id] = true;
+		return;
+	}
+	if (!is_open[id])
+		out = g_strdup_printf("region %u closed, not open\n", id);
+	else
+		out = g_strdup_printf("region %u insns=%" PRIu64 "\n",
+				      id, total - opened[id]);
+	is_open[id] = false;
+	qemu_plugin_outs(out);
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t i, n = qemu_plugin_tb_n_insns(tb);
+
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		const uint8_t *b = qemu_plugin_insn_data(insn);
+
+		if (qemu_plugin_insn_size(insn) == MARK_SIZE &&
+		    !memcmp(b, mark, 3) && !memcmp(b + 4, mark + 4, 3))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, at_mark,
+				QEMU_PLUGIN_CB_NO_REGS, GUINT_TO_POINTER(b[3]));
+		qemu_plugin_register_vcpu_insn_exec_inline(insn,
+			QEMU_PLUGIN_INLINE_ADD_U64, &total, 1);
+	}
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	if (argc) {
+		fprintf(stderr, "insn-marks: takes no options\n");
+		return -1;
+	}
+	if (info->system_emulation && info->system.max_vcpus > 1) {
+		fprintf(stderr, "insn-marks: needs a single vCPU (-smp 1)\n");
+		return -1;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	return 0;
+}
