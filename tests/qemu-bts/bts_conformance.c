@@ -1095,11 +1095,12 @@ static void bts_test_ds_area_msr(struct kunit *test)
 
 /*
  * Cases that let the kernel's own interrupt and exception handlers run
- * with BTS on put their records in a 1 MiB vmalloc'ed buffer (43690
- * records, threshold past the maximum); the kernel-case buffer stays
- * poisoned, which bts_check_area() checks.
+ * with BTS on put their records in an 8 MiB vmalloc'ed buffer (349525
+ * records, threshold past the maximum: the debug kernel's handlers, with
+ * KASAN and lockdep, take tens of thousands of branches); the kernel-case
+ * buffer stays poisoned, which bts_check_area() checks.
  */
-#define BTS_BIG_SIZE		SZ_1M
+#define BTS_BIG_SIZE		SZ_8M
 
 static struct bts_record *bts_big_init(void)
 {
@@ -1588,7 +1589,7 @@ kunit_test_suite(bts_suite);
 
 /* ---- user-mode half, through debugfs ---- */
 
-#define BTS_USER_ORDER		8	/* 1 MiB, 43690 records */
+#define BTS_USER_ORDER		10	/* 4 MiB, 174762 records: room for the debug kernel */
 #define BTS_USER_SLOTS		((PAGE_SIZE << BTS_USER_ORDER) / BTS_REC_SIZE)
 static struct {
 	struct mutex lock;	/* everything below */

@@ -644,7 +644,8 @@ static int run32(int fd, int devnull, const char *arm, s64 out[3])
 static const struct seq seq64 = { "user: ", run64, expected64 };
 static const struct seq seq32 = { "user32: ", run32, expected32 };
 
-static unsigned char rbuf[4 << 20];
+/* The module's whole answer: header, up to 4 MiB of records, a byte each */
+static unsigned char rbuf[8 << 20];
 
 static void run_mode(const struct seq *s, int fd, int devnull, unsigned int off, int dscpl,
 		     const char *desc)
