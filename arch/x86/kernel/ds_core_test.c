@@ -120,38 +120,37 @@ static u32 ds_test_one_stream(struct kunit *test, enum ds_priv priv,
 	return ds_stream_consume(&s, out, size);
 }
 
-static void ds_test_all_keeps_every_record(struct kunit *test)
+/* Check what one stream of kind @priv makes of ds_test_trace. */
+static void ds_test_expect_trace(struct kunit *test, enum ds_priv priv,
+				 const char *what,
+				 const struct bts_record *want, u32 n_want)
 {
 	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
 	u32 n;
 
-	n = ds_test_one_stream(test, DS_PRIV_ALL, ds_test_trace,
+	n = ds_test_one_stream(test, priv, ds_test_trace,
 			       ARRAY_SIZE(ds_test_trace), out, DS_TEST_MAX);
-	ds_test_expect_records(test, "kernel+user", out, n, ds_test_trace,
-			       ARRAY_SIZE(ds_test_trace));
+	ds_test_expect_records(test, what, out, n, want, n_want);
+}
+
+static void ds_test_all_keeps_every_record(struct kunit *test)
+{
+	ds_test_expect_trace(test, DS_PRIV_ALL, "kernel+user", ds_test_trace,
+			     ARRAY_SIZE(ds_test_trace));
 }
 
 static void ds_test_user_time_in_kernel(struct kunit *test)
 {
-	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
-	u32 n;
-
-	n = ds_test_one_stream(test, DS_PRIV_USER, ds_test_trace,
-			       ARRAY_SIZE(ds_test_trace), out, DS_TEST_MAX);
-	ds_test_expect_records(test, "user-only", out, n, ds_test_trace_user,
-			       ARRAY_SIZE(ds_test_trace_user));
+	ds_test_expect_trace(test, DS_PRIV_USER, "user-only",
+			     ds_test_trace_user,
+			     ARRAY_SIZE(ds_test_trace_user));
 }
 
 static void ds_test_kernel_time_in_user(struct kunit *test)
 {
-	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
-	u32 n;
-
-	n = ds_test_one_stream(test, DS_PRIV_KERNEL, ds_test_trace,
-			       ARRAY_SIZE(ds_test_trace), out, DS_TEST_MAX);
-	ds_test_expect_records(test, "kernel-only", out, n,
-			       ds_test_trace_kernel,
-			       ARRAY_SIZE(ds_test_trace_kernel));
+	ds_test_expect_trace(test, DS_PRIV_KERNEL, "kernel-only",
+			     ds_test_trace_kernel,
+			     ARRAY_SIZE(ds_test_trace_kernel));
 }
 
 /*
