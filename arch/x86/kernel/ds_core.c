@@ -28,7 +28,7 @@ static inline bool ds_kernel_addr(u64 addr)
  * ds_stream_init() - set up an empty stream
  * @s:    the stream
  * @buf:  storage for @size records
- * @size: capacity in records (at least 1; at least 2 in continuous mode)
+ * @size: slots, at least 2 (see struct ds_stream)
  * @priv: which records the stream takes
  * @mode: ring or continuous
  *
@@ -37,7 +37,7 @@ static inline bool ds_kernel_addr(u64 addr)
 void ds_stream_init(struct ds_stream *s, struct bts_record *buf, u32 size,
 		    enum ds_priv priv, enum ds_mode mode)
 {
-	WARN_ON_ONCE(size < (mode == DS_MODE_CONTINUOUS ? 2 : 1));
+	WARN_ON_ONCE(size < 2);
 	*s = (struct ds_stream) {
 		.buf	= buf,
 		.size	= size,
@@ -86,12 +86,14 @@ static void ds_put(struct ds_stream *s, u64 from, u64 to, u64 flags)
 		if (s->lost) {
 			if (room < 2) {
 				s->lost++;
+				s->lost_total++;
 				return;
 			}
 			ds_write(s, BTS_PSEUDO(BTS_PSEUDO_LOST, 0), s->lost, 0);
 			s->lost = 0;
 		} else if (!room) {
 			s->lost = 1;
+			s->lost_total++;
 			return;
 		}
 	}
@@ -241,21 +243,36 @@ void ds_splay(const struct bts_record *rec, unsigned int nr,
  * @out: room for @n records
  * @n:   how many records are wanted
  *
- * Context: the producer must be stopped (the stream suspended), since it
- * would overwrite the records being copied.
+ * Context: any.  The producer may run meanwhile, on another CPU or in an
+ * NMI; a copy it overwrote in part is retried, so the records returned were
+ * the newest at one instant.  Not from NMI on the producer's CPU while it
+ * produces.
  * Return: the number of records copied to @out, oldest first: @n, or fewer
- * if the stream holds fewer.
+ * if the stream holds fewer.  A ring of @size slots holds @size - 1: the
+ * last slot is the one the producer may be overwriting.
  */
 u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 			u32 n)
 {
-	/* Pairs with smp_store_release(&s->head) in ds_write(). */
-	u64 head = smp_load_acquire(&s->head);
+	u64 head, now;
 	u32 i;
 
-	n = min_t(u64, n, min_t(u64, head, s->size));
-	for (i = 0; i < n; i++)
-		out[i] = s->buf[(head - n + i) % s->size];
+	do {
+		/* Pairs with smp_store_release(&s->head) in ds_write(). */
+		head = smp_load_acquire(&s->head);
+		n = min_t(u64, n, min_t(u64, head, s->size - 1));
+		for (i = 0; i < n; i++)
+			out[i] = s->buf[(head - n + i) % s->size];
+		/*
+		 * The producer may have run on another CPU meanwhile.  It
+		 * writes slot @now before publishing @now + 1, so the copy is
+		 * whole if that slot was not one of ours.  Orders the copy
+		 * before the second load of @head; pairs with the release in
+		 * ds_write().
+		 */
+		smp_rmb();
+		now = READ_ONCE(s->head);
+	} while (now + 1 - (head - n) > s->size);
 	return n;
 }
 
@@ -300,4 +317,198 @@ u32 ds_stream_pending(const struct ds_stream *s)
 	 * the count is a snapshot either side may change right after.
 	 */
 	return smp_load_acquire(&s->head) - smp_load_acquire(&s->tail);
+}
+
+/**
+ * ds_stream_append() - add one record to a stream, in order
+ * @s:   the stream
+ * @rec: the record, a pseudo-record such as a marker
+ *
+ * Pseudo-records other than the privilege crossings are not filtered: every
+ * stream takes them.  A continuous stream that is full counts @rec as lost.
+ *
+ * Context: the stream's producer (interrupts off or NMI).
+ */
+void ds_stream_append(struct ds_stream *s, const struct bts_record *rec)
+{
+	ds_put(s, rec->from, rec->to, rec->flags);
+}
+
+/**
+ * ds_staging_init() - set up a staging buffer of two sub-buffers
+ * @st:  the staging buffer
+ * @buf: storage for 2 * @nr records, as the hardware addresses it
+ * @nr:  records per sub-buffer, at least DS_STAGING_SLACK + 1
+ *
+ * Context: any; the hardware must not be writing @buf.
+ */
+void ds_staging_init(struct ds_staging *st, struct bts_record *buf, u32 nr)
+{
+	WARN_ON_ONCE(nr <= DS_STAGING_SLACK);
+	*st = (struct ds_staging) { .buf = buf, .nr = nr };
+}
+
+/**
+ * ds_staging_arm() - point the hardware at the active sub-buffer, empty
+ * @st: the staging buffer
+ * @hw: the BTS fields of the DS save area
+ *
+ * The threshold is record aligned and DS_STAGING_SLACK records short of
+ * the end, so that records written while the PMI is pending still fit
+ * (SDM Vol. 3B 18.4.9.2).
+ *
+ * Context: the hardware is not writing (TR or BTS clear).
+ */
+void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw)
+{
+	u64 base = (u64)(unsigned long)(st->buf + (u64)st->active * st->nr);
+	u64 rec = sizeof(struct bts_record);
+
+	hw->base = base;
+	hw->index = base;
+	hw->max = base + st->nr * rec;
+	hw->threshold = hw->max - DS_STAGING_SLACK * rec;
+}
+
+/**
+ * ds_staging_take() - take the records of the active sub-buffer
+ * @st:   the staging buffer
+ * @hw:   the BTS fields of the DS save area
+ * @recs: set to the first record taken
+ *
+ * Swaps the hardware over to the spare sub-buffer, so the records stay
+ * valid while the caller splays them even if tracing resumes, until the
+ * next ds_staging_take().
+ *
+ * Context: the hardware is not writing (TR or BTS clear).
+ * Return: the number of records at @recs.
+ */
+u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
+		    const struct bts_record **recs)
+{
+	u64 rec = sizeof(struct bts_record);
+	u64 index = min(hw->index, hw->max);
+	u32 nr = 0;
+
+	/* An index outside our sub-buffer means someone else programmed it. */
+	if (!WARN_ON_ONCE(hw->base != (u64)(unsigned long)
+			  (st->buf + (u64)st->active * st->nr) ||
+			  index < hw->base))
+		nr = (index - hw->base) / rec;
+	*recs = st->buf + (u64)st->active * st->nr;
+	st->active ^= 1;
+	ds_staging_arm(st, hw);
+	return nr;
+}
+
+/*
+ * In ring mode the last slot starts out holding this, which the hardware
+ * never writes (a non-canonical source): if it is gone, the hardware has
+ * been round.
+ */
+#define DS_RING_UNWRITTEN	BTS_PSEUDO(0, 0)
+
+/**
+ * ds_staging_arm_ring() - let the hardware write the whole staging buffer
+ *	as a ring
+ * @st: the staging buffer
+ * @hw: the BTS fields of the DS save area
+ *
+ * For a single consumer that wants the last records and takes them as the
+ * hardware writes them: the hardware overwrites its oldest record
+ * (DEBUGCTL.BTINT clear) and never interrupts (the threshold is past the
+ * end), so nothing runs per record.  ds_staging_take_ring() gets them.
+ *
+ * Context: the hardware is not writing (TR or BTS clear).
+ */
+void ds_staging_arm_ring(const struct ds_staging *st, struct ds_bts_area *hw)
+{
+	u64 base = (u64)(unsigned long)st->buf;
+	u64 rec = sizeof(struct bts_record);
+
+	st->buf[2 * st->nr - 1].from = DS_RING_UNWRITTEN;
+	hw->base = base;
+	hw->index = base;
+	hw->max = base + 2 * st->nr * rec;
+	hw->threshold = hw->max + rec;
+}
+
+/**
+ * ds_staging_take_ring() - take what the hardware wrote as a ring
+ * @st:   the staging buffer
+ * @hw:   the BTS fields of the DS save area
+ * @segs: set to the older and the newer run of records
+ * @nrs:  set to the number of records in each run
+ *
+ * Leaves the hardware pointed at an empty sub-buffer, as ds_staging_arm()
+ * does; the records stay valid until the hardware writes again.
+ *
+ * Context: the hardware is not writing (TR or BTS clear).
+ */
+void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
+			  const struct bts_record *segs[2], u32 nrs[2])
+{
+	u64 rec = sizeof(struct bts_record);
+	u32 index = 0;
+
+	if (!WARN_ON_ONCE(hw->base != (u64)(unsigned long)st->buf ||
+			  hw->index < hw->base || hw->index >= hw->max))
+		index = (hw->index - hw->base) / rec;
+	/* The run from the index to the end is older, if it was written. */
+	segs[0] = st->buf + index;
+	nrs[0] = st->buf[2 * st->nr - 1].from == DS_RING_UNWRITTEN ? 0 :
+		 2 * st->nr - index;
+	segs[1] = st->buf;
+	nrs[1] = index;
+	st->active = 0;
+	ds_staging_arm(st, hw);
+}
+
+/**
+ * ds_staging_ring_append() - write a record into the hardware's ring
+ * @st:  the staging buffer, armed by ds_staging_arm_ring()
+ * @hw:  the BTS fields of the DS save area
+ * @rec: the record, a pseudo-record
+ *
+ * Puts @rec where the hardware would have put its next record.
+ *
+ * Context: the hardware is not writing (TR or BTS clear).
+ */
+void ds_staging_ring_append(const struct ds_staging *st,
+			    struct ds_bts_area *hw,
+			    const struct bts_record *rec)
+{
+	u64 index = hw->index;
+
+	if (WARN_ON_ONCE(hw->base != (u64)(unsigned long)st->buf ||
+			 index < hw->base || index >= hw->max))
+		return;
+	*(struct bts_record *)(unsigned long)index = *rec;
+	index += sizeof(*rec);
+	hw->index = index < hw->max ? index : hw->base;
+}
+
+/**
+ * ds_debugctl_for() - the DEBUGCTL bits that trace what consumers want
+ * @privs:  the union of enum ds_priv over the CPU's active consumers
+ * @ds_cpl: the CPU can filter by privilege (CPUID.01H:ECX.DS-CPL)
+ *
+ * The hardware filter is used only when every consumer agrees: a
+ * user-only set gets BTS_OFF_OS, a kernel-only set BTS_OFF_USR.  The
+ * software filter in ds_splay() runs regardless, since the hardware still
+ * writes the crossing records that carry the other side's addresses.
+ *
+ * Return: TR | BTS | BTINT and the filter bits, or 0 if nobody traces.
+ */
+u64 ds_debugctl_for(unsigned int privs, bool ds_cpl)
+{
+	u64 bits = DS_DEBUGCTL_TR | DS_DEBUGCTL_BTS | DS_DEBUGCTL_BTINT;
+
+	if (!privs)
+		return 0;
+	if (ds_cpl && privs == DS_PRIV_USER)
+		bits |= DS_DEBUGCTL_BTS_OFF_OS;
+	if (ds_cpl && privs == DS_PRIV_KERNEL)
+		bits |= DS_DEBUGCTL_BTS_OFF_USR;
+	return bits;
 }

@@ -21,36 +21,11 @@
 #include "ds_internal.h"
 
 /**
- * enum ds_priv - which side of the privilege boundary a stream records
- * @DS_PRIV_KERNEL: kernel mode only; user time becomes BTS_PSEUDO_USER
- * @DS_PRIV_USER: user mode only; kernel time becomes BTS_PSEUDO_KERNEL,
- *	and no kernel address ever reaches the stream
- * @DS_PRIV_ALL: both, every record as the hardware wrote it
- */
-enum ds_priv {
-	DS_PRIV_KERNEL	= 1,
-	DS_PRIV_USER	= 2,
-	DS_PRIV_ALL	= DS_PRIV_KERNEL | DS_PRIV_USER,
-};
-
-/**
- * enum ds_mode - what a full stream does
- * @DS_MODE_RING: overwrite the oldest record: the stream holds the last
- *	records ("last N", a flight recorder)
- * @DS_MODE_CONTINUOUS: keep every record until the consumer takes it; when
- *	the stream is full, count what does not fit and put one
- *	BTS_PSEUDO_LOST record in its place once there is room again
- */
-enum ds_mode {
-	DS_MODE_RING,
-	DS_MODE_CONTINUOUS,
-};
-
-/**
  * struct ds_stream - one consumer's view of a branch trace
  * @buf: the records, @size of them
- * @size: capacity in records; at least 2 for a continuous stream, which
- *	needs room for a loss record and the record after it
+ * @size: slots; at least 2: a continuous stream needs room for a loss
+ *	record and the record after it, and a ring stream keeps @size - 1
+ *	records for readers (ds_stream_read_last())
  * @priv: enum ds_priv
  * @mode: enum ds_mode
  * @pos: the producer's next slot, @head % @size
@@ -59,6 +34,7 @@ enum ds_mode {
  * @tail: continuous mode: records ever consumed; written by the consumer
  *	only (release)
  * @lost: records dropped since the last BTS_PSEUDO_LOST was written
+ * @lost_total: records ever dropped
  * @away: the trace is on the other side of the privilege boundary: since
  *	@away_from it has been in the kernel (user-only stream) or in user
  *	mode (kernel-only stream)
@@ -76,6 +52,7 @@ struct ds_stream {
 	u64			head;
 	u64			tail;
 	u64			lost;
+	u64			lost_total;
 	u64			away_from;
 	u32			away_kind;
 };
@@ -89,6 +66,68 @@ struct ds_stream {
  */
 typedef u32 (*ds_classify_entry_fn)(u64 kernel_to);
 
+/**
+ * struct ds_bts_area - the BTS half of the hardware's DS save area
+ * @base: first byte of the buffer the hardware writes
+ * @index: where the hardware writes the next record
+ * @max: one byte past the last record that fits
+ * @threshold: the hardware raises a PMI when @index reaches it (with
+ *	DEBUGCTL.BTINT); beyond @max it never does
+ *
+ * The layout of the first four fields of the SDM's 64-bit DS save area.
+ */
+struct ds_bts_area {
+	u64	base;
+	u64	index;
+	u64	max;
+	u64	threshold;
+};
+
+/**
+ * struct ds_staging - a CPU's staging buffer, split into two sub-buffers
+ * @buf: 2 * @nr records; the hardware writes one half, the other is spare
+ * @nr: records per sub-buffer
+ * @active: the half the hardware writes, 0 or 1
+ *
+ * The hardware writes into one half until the threshold PMI.  Swapping to
+ * the other half is a matter of rewriting the DS save area, so it works in
+ * NMI: no allocation, no remapping.
+ */
+struct ds_staging {
+	struct bts_record	*buf;
+	u32			nr;
+	u8			active;
+};
+
+/*
+ * Records between the threshold and the end of a sub-buffer: room for what
+ * the hardware writes while the PMI is on its way.
+ */
+#define DS_STAGING_SLACK	16
+
+/* DEBUGCTL bits the DS layer owns (SDM Vol. 3B 18.4.1). */
+#define DS_DEBUGCTL_TR		BIT_ULL(6)
+#define DS_DEBUGCTL_BTS		BIT_ULL(7)
+#define DS_DEBUGCTL_BTINT	BIT_ULL(8)
+#define DS_DEBUGCTL_BTS_OFF_OS	BIT_ULL(9)
+#define DS_DEBUGCTL_BTS_OFF_USR	BIT_ULL(10)
+#define DS_DEBUGCTL_OWNED	(DS_DEBUGCTL_TR | DS_DEBUGCTL_BTS |	\
+				 DS_DEBUGCTL_BTINT |			\
+				 DS_DEBUGCTL_BTS_OFF_OS |		\
+				 DS_DEBUGCTL_BTS_OFF_USR)
+
+void ds_staging_init(struct ds_staging *st, struct bts_record *buf, u32 nr);
+void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw);
+u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
+		    const struct bts_record **recs);
+void ds_staging_arm_ring(const struct ds_staging *st, struct ds_bts_area *hw);
+void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
+			  const struct bts_record *segs[2], u32 nrs[2]);
+void ds_staging_ring_append(const struct ds_staging *st,
+			    struct ds_bts_area *hw,
+			    const struct bts_record *rec);
+u64 ds_debugctl_for(unsigned int privs, bool ds_cpl);
+
 void ds_stream_init(struct ds_stream *s, struct bts_record *buf, u32 size,
 		    enum ds_priv priv, enum ds_mode mode);
 void ds_splay(const struct bts_record *rec, unsigned int nr,
@@ -98,5 +137,6 @@ u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 			u32 n);
 u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n);
 u32 ds_stream_pending(const struct ds_stream *s);
+void ds_stream_append(struct ds_stream *s, const struct bts_record *rec);
 
 #endif /* __X86_KERNEL_DS_CORE_H */

@@ -260,7 +260,7 @@ static void ds_test_batches_split_anywhere(struct kunit *test)
 static void ds_test_ring_keeps_last_n(struct kunit *test)
 {
 	struct bts_record *in = ds_test_records(test, 10);
-	struct bts_record buf[4], out[10];
+	struct bts_record buf[5], out[10];	/* a ring of 4 records */
 	struct ds_stream s, *streams[] = { &s };
 	unsigned int i;
 	u32 n;
@@ -456,6 +456,1135 @@ static void ds_test_no_address_leaks(struct kunit *test)
 			    "the random traces should cross over often");
 }
 
+/*
+ * The hardware, faked.  ds.c programs each CPU's DS save area and DEBUGCTL,
+ * and at every threshold PMI takes the staging buffer's records and splays
+ * them.  The cases below do the same against a model of what the SDM says
+ * BTS hardware writes, so that the staging buffer, ds_debugctl_for() and
+ * ds_splay() are checked together, record by record, without Intel
+ * hardware: each stream must hold exactly what ds_splay() makes of the
+ * whole trace in one go, save where the hardware filter legitimately hid a
+ * privilege crossing (ds_test_expected()).
+ */
+
+/* Records of a synthetic trace, at most; and consumers of one CPU. */
+#define DS_TEST_TRACE_MAX	512
+#define DS_TEST_CONSUMERS	8
+/* Slots of a stream that holds a whole trace, a marker and a loss. */
+#define DS_TEST_WHOLE		(DS_TEST_TRACE_MAX + 4)
+/* The largest sub-buffer of the cases, in records. */
+#define DS_TEST_NR_MAX		128
+
+#define DS_TEST_ON		(DS_DEBUGCTL_TR | DS_DEBUGCTL_BTS)
+#define DS_TEST_TRACING		(DS_TEST_ON | DS_DEBUGCTL_BTINT)
+#define DS_TEST_FILTERS		(DS_DEBUGCTL_BTS_OFF_OS | DS_DEBUGCTL_BTS_OFF_USR)
+
+/* A marker: a pseudo-record type the core knows nothing about. */
+#define DS_TEST_MARKER		PSEUDO(0x7f, 0x1234, U(0x4242), 42)
+
+static bool ds_test_kernel_addr(u64 addr)
+{
+	return (s64)addr < 0;
+}
+
+static u64 ds_test_addr(const void *p)
+{
+	return (u64)(unsigned long)p;
+}
+
+/**
+ * struct ds_test_cpu - a CPU's BTS hardware, as the SDM describes it
+ * @hw:		the BTS fields of its DS save area
+ * @debugctl:	IA32_DEBUGCTL; only the DS_DEBUGCTL_* bits matter
+ * @ds_cpl:	CPUID.01H:ECX.DS-CPL: BTS_OFF_OS and BTS_OFF_USR exist
+ * @mem:	the memory the test lets the hardware write
+ * @mem_nr:	records at @mem
+ * @pmi_delay:	records the hardware writes (or drops) after raising a
+ *		threshold PMI and before the handler runs
+ * @pmi_wait:	records still to go before the raised PMI is delivered
+ * @pmi_raised:	a threshold PMI is on its way
+ * @pmis:	threshold PMIs raised
+ * @written:	records written to memory
+ * @dropped:	records dropped because the buffer was full (BTINT set)
+ * @gp:		writes to DEBUGCTL refused: filter bits without DS-CPL
+ * @wild:	writes refused: the DS save area pointed outside @mem
+ */
+struct ds_test_cpu {
+	struct ds_bts_area	hw;
+	u64			debugctl;
+	bool			ds_cpl;
+	struct bts_record	*mem;
+	u32			mem_nr;
+	u32			pmi_delay;
+	u32			pmi_wait;
+	bool			pmi_raised;
+	u32			pmis;
+	u32			written;
+	u32			dropped;
+	u32			gp;
+	u32			wild;
+};
+
+/*
+ * WRMSR to IA32_DEBUGCTL.  Without DS-CPL, BTS_OFF_OS and BTS_OFF_USR are
+ * reserved and setting them faults: count it, keep the old value.
+ */
+static void ds_test_wrmsr(struct ds_test_cpu *cpu, u64 val)
+{
+	if (!cpu->ds_cpl && (val & DS_TEST_FILTERS)) {
+		cpu->gp++;
+		return;
+	}
+	cpu->debugctl = val;
+}
+
+/* The hardware writes where it is told; the test only lets it into @mem. */
+static bool ds_test_cpu_may_write(const struct ds_test_cpu *cpu)
+{
+	u64 rec = sizeof(struct bts_record);
+	u64 lo = ds_test_addr(cpu->mem);
+	u64 at = cpu->hw.index;
+
+	return at >= lo && at + rec <= lo + cpu->mem_nr * rec &&
+	       !((at - lo) % rec);
+}
+
+/**
+ * ds_test_cpu_branch() - the CPU takes a branch, and BTS records it or not
+ * @cpu: the CPU
+ * @r:   the branch; the half of the address space of its source tells
+ *	 the CPL it was taken at
+ *
+ * Nothing is recorded unless TR and BTS are both set.  BTS_OFF_OS skips
+ * branches taken at CPL 0, BTS_OFF_USR those taken above: a user-to-kernel
+ * entry is taken in user mode and a return to user mode in the kernel.
+ * With BTINT the hardware raises a PMI when a write brings the index to the
+ * threshold and drops records once the index is at the end; without it,
+ * the buffer is circular.
+ *
+ * Return: true if a threshold PMI is delivered right after this branch.
+ */
+static bool ds_test_cpu_branch(struct ds_test_cpu *cpu,
+			       const struct bts_record *r)
+{
+	u64 rec = sizeof(*r), ctl = cpu->debugctl;
+	bool btint = ctl & DS_DEBUGCTL_BTINT;
+	bool cpl0 = ds_test_kernel_addr(r->from);
+	bool raised = false;
+
+	if ((ctl & DS_TEST_ON) != DS_TEST_ON)
+		return false;
+	if ((cpl0 && (ctl & DS_DEBUGCTL_BTS_OFF_OS)) ||
+	    (!cpl0 && (ctl & DS_DEBUGCTL_BTS_OFF_USR)))
+		return false;
+
+	if (btint && cpu->hw.index >= cpu->hw.max) {
+		cpu->dropped++;
+	} else if (!ds_test_cpu_may_write(cpu)) {
+		cpu->wild++;
+	} else {
+		*(struct bts_record *)(unsigned long)cpu->hw.index = *r;
+		cpu->hw.index += rec;
+		cpu->written++;
+		raised = btint && cpu->hw.index >= cpu->hw.threshold &&
+			 cpu->hw.index - rec < cpu->hw.threshold;
+		if (!btint && cpu->hw.index >= cpu->hw.max)
+			cpu->hw.index = cpu->hw.base;
+	}
+
+	if (raised) {
+		cpu->pmis++;
+		cpu->pmi_raised = true;
+		cpu->pmi_wait = cpu->pmi_delay;
+	} else if (cpu->pmi_raised && cpu->pmi_wait) {
+		cpu->pmi_wait--;
+	}
+	if (!cpu->pmi_raised || cpu->pmi_wait)
+		return false;
+	cpu->pmi_raised = false;
+	return true;
+}
+
+/* Branches the hardware gets to record (written or dropped) under @ctl. */
+static u32 ds_test_count_recorded(u64 ctl, const struct bts_record *t,
+				  unsigned int nr)
+{
+	unsigned int i;
+	u32 n = 0;
+
+	for (i = 0; i < nr; i++) {
+		bool cpl0 = ds_test_kernel_addr(t[i].from);
+
+		if (!(cpl0 && (ctl & DS_DEBUGCTL_BTS_OFF_OS)) &&
+		    !(!cpl0 && (ctl & DS_DEBUGCTL_BTS_OFF_USR)))
+			n++;
+	}
+	return n;
+}
+
+/**
+ * enum ds_test_read - how a consumer reads its stream
+ * @DS_TEST_LAST: a ring, read with ds_stream_read_last() at the end
+ * @DS_TEST_AT_END: continuous, consumed once at the end; loses what does
+ *	not fit
+ * @DS_TEST_EACH_DRAIN: continuous, consumed after every drain, as a reader
+ *	that keeps up
+ */
+enum ds_test_read {
+	DS_TEST_LAST,
+	DS_TEST_AT_END,
+	DS_TEST_EACH_DRAIN,
+};
+
+/**
+ * struct ds_test_consumer - one consumer of the CPU's branch trace
+ * @priv: enum ds_priv
+ * @read: enum ds_test_read, which also gives the stream's mode
+ * @size: slots of the stream, at most DS_TEST_WHOLE
+ */
+struct ds_test_consumer {
+	u8	priv;
+	u8	read;
+	u32	size;
+};
+
+/*
+ * A stream read at every drain: a batch of n records makes at most n + 1
+ * records of a stream (the crossing the previous batch left open), and a
+ * marker may be waiting.
+ */
+#define DS_TEST_KEEP_UP		(DS_TEST_NR_MAX + 2)
+
+/**
+ * struct ds_test_rig - ds.c in miniature: a CPU and its consumers
+ * @test:	the test case
+ * @cpu:	the fake hardware
+ * @st:		the CPU's staging buffer, at @staging
+ * @filter:	the filter bits the hardware should get for the consumers
+ * @con:	the consumers, @nr_con of them
+ * @nr_con:	number of consumers
+ * @s:		a stream for each consumer
+ * @streams:	pointers to @s, as ds_splay() takes them
+ * @buf:	each stream's slots
+ * @got:	what each consumer read, @n_got records of it
+ * @n_got:	records in @got
+ * @taken:	records ds_staging_take() returned, in all
+ * @staging:	storage of @st: 2 * DS_TEST_NR_MAX records
+ * @trace:	the synthetic trace: DS_TEST_TRACE_MAX records
+ * @ref:	the reference stream: DS_TEST_WHOLE records
+ * @want:	what a consumer should get: DS_TEST_WHOLE records
+ * @scratch:	the slots of the reference stream: DS_TEST_WHOLE records
+ *
+ * Allocated once per case and reused for every run of it.
+ */
+struct ds_test_rig {
+	struct kunit			*test;
+	struct ds_test_cpu		cpu;
+	struct ds_staging		st;
+	u64				filter;
+	const struct ds_test_consumer	*con;
+	unsigned int			nr_con;
+	struct ds_stream		s[DS_TEST_CONSUMERS];
+	struct ds_stream		*streams[DS_TEST_CONSUMERS];
+	struct bts_record		*buf[DS_TEST_CONSUMERS];
+	struct bts_record		*got[DS_TEST_CONSUMERS];
+	u32				n_got[DS_TEST_CONSUMERS];
+	u32				taken;
+	struct bts_record		*staging;
+	struct bts_record		*trace;
+	struct bts_record		*ref;
+	struct bts_record		*want;
+	struct bts_record		*scratch;
+};
+
+static struct ds_test_rig *ds_test_rig_alloc(struct kunit *test)
+{
+	struct ds_test_rig *rig = kunit_kcalloc(test, 1, sizeof(*rig),
+						GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, rig);
+	rig->test = test;
+	for (i = 0; i < DS_TEST_CONSUMERS; i++) {
+		rig->buf[i] = ds_test_records(test, 2 * DS_TEST_WHOLE);
+		rig->got[i] = rig->buf[i] + DS_TEST_WHOLE;
+	}
+	rig->staging = ds_test_records(test, 2 * DS_TEST_NR_MAX);
+	rig->trace = ds_test_records(test, DS_TEST_TRACE_MAX);
+	rig->ref = ds_test_records(test, DS_TEST_WHOLE);
+	rig->want = ds_test_records(test, DS_TEST_WHOLE);
+	rig->scratch = ds_test_records(test, DS_TEST_WHOLE);
+	return rig;
+}
+
+/**
+ * ds_test_rig_start() - the consumers arrive; trace as ds.c would
+ * @rig:       the rig
+ * @con:       the consumers
+ * @nr_con:    number of consumers, at most DS_TEST_CONSUMERS
+ * @ds_cpl:    the CPU has DS-CPL
+ * @nr_sub:    records per sub-buffer, at most DS_TEST_NR_MAX
+ * @pmi_delay: see struct ds_test_cpu
+ */
+static void ds_test_rig_start(struct ds_test_rig *rig,
+			      const struct ds_test_consumer *con,
+			      unsigned int nr_con, bool ds_cpl, u32 nr_sub,
+			      u32 pmi_delay)
+{
+	unsigned int i, privs = 0;
+	u64 ctl;
+
+	rig->cpu = (struct ds_test_cpu) {
+		.ds_cpl		= ds_cpl,
+		.mem		= rig->staging,
+		.mem_nr		= 2 * nr_sub,
+		.pmi_delay	= pmi_delay,
+	};
+	rig->con = con;
+	rig->nr_con = nr_con;
+	rig->taken = 0;
+	for (i = 0; i < nr_con; i++) {
+		ds_stream_init(&rig->s[i], rig->buf[i], con[i].size,
+			       con[i].priv, con[i].read == DS_TEST_LAST ?
+			       DS_MODE_RING : DS_MODE_CONTINUOUS);
+		rig->streams[i] = &rig->s[i];
+		rig->n_got[i] = 0;
+		privs |= con[i].priv;
+	}
+
+	/*
+	 * Only a unanimous set of consumers lets the hardware filter, and
+	 * only a CPU with DS-CPL can.  Worked out here rather than taken from
+	 * ds_debugctl_for(), so that a wrong choice shows in the streams.
+	 */
+	rig->filter = 0;
+	if (ds_cpl && privs == DS_PRIV_USER)
+		rig->filter = DS_DEBUGCTL_BTS_OFF_OS;
+	if (ds_cpl && privs == DS_PRIV_KERNEL)
+		rig->filter = DS_DEBUGCTL_BTS_OFF_USR;
+	ctl = ds_debugctl_for(privs, ds_cpl);
+	KUNIT_EXPECT_EQ_MSG(rig->test, ctl, DS_TEST_TRACING | rig->filter,
+			    "DEBUGCTL for privs %u, DS-CPL %d", privs, ds_cpl);
+
+	ds_staging_init(&rig->st, rig->staging, nr_sub);
+	ds_staging_arm(&rig->st, &rig->cpu.hw);
+	ds_test_wrmsr(&rig->cpu, ctl);
+}
+
+/* Consumers that read this way take what their stream holds. */
+static void ds_test_rig_read(struct ds_test_rig *rig, enum ds_test_read read)
+{
+	unsigned int i;
+
+	for (i = 0; i < rig->nr_con; i++) {
+		if (rig->con[i].read != read)
+			continue;
+		if (read == DS_TEST_LAST) {
+			rig->n_got[i] = ds_stream_read_last(&rig->s[i],
+							    rig->got[i],
+							    DS_TEST_WHOLE);
+			continue;
+		}
+		rig->n_got[i] += ds_stream_consume(&rig->s[i],
+						   rig->got[i] + rig->n_got[i],
+						   DS_TEST_WHOLE -
+						   rig->n_got[i]);
+	}
+}
+
+/*
+ * What ds.c does at a threshold PMI, a context switch or a marker: stop
+ * the hardware, swap sub-buffers, let it run on into the other one while
+ * the records taken are splayed.
+ */
+static void ds_test_drain(struct ds_test_rig *rig)
+{
+	const struct bts_record *recs;
+	u64 ctl = rig->cpu.debugctl;
+	u32 n;
+
+	ds_test_wrmsr(&rig->cpu, ctl & ~DS_TEST_ON);
+	n = ds_staging_take(&rig->st, &rig->cpu.hw, &recs);
+	ds_test_wrmsr(&rig->cpu, ctl);
+	rig->taken += n;
+	ds_splay(recs, n, rig->streams, rig->nr_con, ds_test_classify);
+	ds_test_rig_read(rig, DS_TEST_EACH_DRAIN);
+}
+
+/* The CPU runs @nr branches; the PMI handler drains at each threshold. */
+static void ds_test_rig_run(struct ds_test_rig *rig,
+			    const struct bts_record *t, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		if (ds_test_cpu_branch(&rig->cpu, &t[i]))
+			ds_test_drain(rig);
+}
+
+/*
+ * The consumers leave: tracing stops and the rest is drained and read.  One
+ * more drain, with nothing to take, reports the losses of continuous
+ * streams that have room again now that they were read.
+ */
+static void ds_test_rig_stop(struct ds_test_rig *rig)
+{
+	ds_test_wrmsr(&rig->cpu, 0);
+	rig->cpu.pmi_raised = false;
+	ds_test_drain(rig);
+	ds_test_rig_read(rig, DS_TEST_AT_END);
+	ds_test_drain(rig);
+	ds_test_rig_read(rig, DS_TEST_AT_END);
+	ds_test_rig_read(rig, DS_TEST_LAST);
+}
+
+/* @out: what one lone stream of kind @priv makes of @nr records at once. */
+static u32 ds_test_reference(struct ds_test_rig *rig, enum ds_priv priv,
+			     const struct bts_record *rec, unsigned int nr,
+			     struct bts_record *out)
+{
+	struct ds_stream s, *streams[] = { &s };
+
+	ds_stream_init(&s, rig->scratch, DS_TEST_WHOLE, priv,
+		       DS_MODE_CONTINUOUS);
+	ds_splay(rec, nr, streams, 1, ds_test_classify);
+	return ds_stream_consume(&s, out, DS_TEST_WHOLE);
+}
+
+/**
+ * ds_test_expected() - what a stream should hold once the CPU ran @rec
+ * @rig:  the rig; @rig->filter is the hardware filter
+ * @priv: the stream's enum ds_priv
+ * @rec:  the branches the hardware got to see, filter or not
+ * @nr:   number of branches
+ * @out:  room for DS_TEST_WHOLE records
+ *
+ * Without a hardware filter, the reference: ds_splay() of all of @rec into
+ * a lone stream, at once.
+ *
+ * With BTS_OFF_OS (all consumers user-only) the hardware writes only the
+ * branches taken in user mode: the entries into the kernel, kernel target
+ * included, but neither the kernel's branches nor its returns to user mode.
+ * The stream learns of a return from the next user branch instead, so each
+ * BTS_PSEUDO_KERNEL record comes at the same place with its resume address
+ * unseen (@to 0), except that
+ *  - a stretch in the kernel whose entry @rec does not show (@rec starts
+ *    in the kernel; @flags is 0) leaves no record at all: its return was
+ *    the only branch that showed it;
+ *  - a return that is the last of @rec has no user branch after it to
+ *    tell of it: the stretch is still open, its record yet to come.
+ * BTS_OFF_USR is the mirror image for kernel-only streams: the entries and
+ * user branches are not written, and BTS_PSEUDO_USER loses its re-entry
+ * address.
+ *
+ * Return: the number of records at @out.
+ */
+static u32 ds_test_expected(struct ds_test_rig *rig, enum ds_priv priv,
+			    const struct bts_record *rec, unsigned int nr,
+			    struct bts_record *out)
+{
+	bool to_kernel = priv == DS_PRIV_KERNEL;
+	u32 n_ref, n = 0, i, type;
+
+	if (!rig->filter)
+		return ds_test_reference(rig, priv, rec, nr, out);
+
+	n_ref = ds_test_reference(rig, priv, rec, nr, rig->ref);
+	type = to_kernel ? BTS_PSEUDO_USER : BTS_PSEUDO_KERNEL;
+	if (nr && ds_test_kernel_addr(rec[nr - 1].to) == to_kernel &&
+	    ds_test_kernel_addr(rec[nr - 1].from) != to_kernel) {
+		KUNIT_EXPECT_TRUE_MSG(rig->test, n_ref &&
+				      BTS_PSEUDO_TYPE(rig->ref[n_ref - 1].from)
+				      == type,
+				      "the last crossing makes the last record");
+		n_ref--;
+	}
+	for (i = 0; i < n_ref; i++) {
+		struct bts_record r = rig->ref[i];
+
+		if (BTS_RECORD_IS_PSEUDO(r.from) &&
+		    BTS_PSEUDO_TYPE(r.from) == type) {
+			if (!r.flags)
+				continue;
+			r.to = 0;
+		}
+		out[n++] = r;
+	}
+	return n;
+}
+
+/**
+ * ds_test_expect_consumer() - check what consumer @i read
+ * @rig:    the rig, stopped
+ * @i:      the consumer
+ * @want:   DS_TEST_WHOLE records: what its stream would hold if it had
+ *	    room; changed
+ * @n_want: records at @want
+ * @what:   the run, for messages
+ */
+static void ds_test_expect_consumer(struct ds_test_rig *rig, unsigned int i,
+				    struct bts_record *want, u32 n_want,
+				    const char *what)
+{
+	const struct ds_test_consumer *c = &rig->con[i];
+	u32 size = c->size, n;
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s, consumer %u (priv %u, read %u, size %u)",
+		 what, i, c->priv, c->read, size);
+	if (c->read == DS_TEST_LAST) {
+		/* A ring of @size slots holds exactly the newest size - 1. */
+		n = min(n_want, size - 1);
+		ds_test_expect_records(rig->test, msg, rig->got[i],
+				       rig->n_got[i], want + n_want - n, n);
+		return;
+	}
+	if (c->read == DS_TEST_AT_END && n_want > size) {
+		/* The first @size fit, then one record counts the rest. */
+		want[size] = (struct bts_record)PSEUDO(BTS_PSEUDO_LOST, 0,
+						       n_want - size, 0);
+		n_want = size + 1;
+	}
+	ds_test_expect_records(rig->test, msg, rig->got[i], rig->n_got[i],
+			       want, n_want);
+}
+
+/* Every consumer read what ds_test_expected() says of @rec. */
+static void ds_test_rig_check(struct ds_test_rig *rig,
+			      const struct bts_record *rec, unsigned int nr,
+			      const char *what)
+{
+	unsigned int i;
+	u32 n;
+
+	for (i = 0; i < rig->nr_con; i++) {
+		n = ds_test_expected(rig, rig->con[i].priv, rec, nr, rig->want);
+		ds_test_expect_consumer(rig, i, rig->want, n, what);
+	}
+}
+
+/*
+ * The hardware was used as the SDM allows, and every record it wrote was
+ * taken exactly once.
+ */
+static void ds_test_rig_check_taken(struct ds_test_rig *rig,
+				    const char *what)
+{
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.gp, 0,
+			    "%s: reserved DEBUGCTL bits set", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.wild, 0,
+			    "%s: DS save area outside the staging buffer", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->taken, rig->cpu.written,
+			    "%s: records taken, against written", what);
+}
+
+/**
+ * ds_test_rig_check_pmis() - the hardware did what the sub-buffer size says
+ * @rig:  the rig, stopped, drained only at PMIs
+ * @t:    the trace it ran
+ * @nr:   records in @t
+ * @what: the run, for messages
+ *
+ * Of the w branches the filter lets through, each sub-buffer gets c = T +
+ * pmi_delay, T being its records up to the threshold: the PMI comes T
+ * records in and is handled pmi_delay records later.  Of those c, the
+ * first nr_sub are written and the rest dropped; the last, partial
+ * sub-buffer raises a PMI too if it reached T.
+ */
+static void ds_test_rig_check_pmis(struct ds_test_rig *rig,
+				   const struct bts_record *t, unsigned int nr,
+				   const char *what)
+{
+	u32 w = ds_test_count_recorded(rig->filter, t, nr);
+	u32 nr_sub = rig->st.nr, thr = nr_sub - DS_STAGING_SLACK;
+	u32 c = thr + rig->cpu.pmi_delay, rest = w % c;
+	u32 dropped = w / c * (c - min(c, nr_sub)) +
+		      (rest > nr_sub ? rest - nr_sub : 0);
+
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.pmis, w / c + (rest >= thr),
+			    "%s: threshold PMIs", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.dropped, dropped,
+			    "%s: records dropped by the hardware", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.written, w - dropped,
+			    "%s: records written", what);
+	ds_test_rig_check_taken(rig, what);
+}
+
+/* Next value of a xorshift64 generator: the same traces every run. */
+static u64 ds_test_rand(u64 *state)
+{
+	u64 x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+/**
+ * enum ds_test_end - how a synthetic trace ends
+ * @DS_TEST_END_ANY: wherever the dice say
+ * @DS_TEST_END_TO_USER: with a return to user mode
+ * @DS_TEST_END_TO_KERNEL: with an entry into the kernel
+ */
+enum ds_test_end {
+	DS_TEST_END_ANY,
+	DS_TEST_END_TO_USER,
+	DS_TEST_END_TO_KERNEL,
+};
+
+/**
+ * ds_test_make_trace() - a plausible branch trace
+ * @t:         room for @nr records
+ * @nr:        records, at least 2
+ * @in_kernel: the trace starts in the kernel
+ * @end:       how it ends
+ * @seed:      of the generator, not 0
+ *
+ * User code branches, makes system calls, faults and is interrupted;
+ * kernel code branches, is interrupted and returns to user mode.  Every
+ * branch leaves from the side the previous one went to, as on a CPU, and
+ * every source address is different, so that a record out of place shows.
+ */
+static void ds_test_make_trace(struct bts_record *t, unsigned int nr,
+			       bool in_kernel, enum ds_test_end end, u64 seed)
+{
+	static const u64 entries[] = {
+		K_SYSCALL, K_PAGE_FAULT, K_TIMER_IRQ, K(0x7000),
+	};
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		u64 rnd = ds_test_rand(&seed), at = i * 0x10;
+		bool cross = !(rnd % 4);
+
+		/* Be on the other side for the last branch, then cross. */
+		if (end != DS_TEST_END_ANY && i + 2 >= nr)
+			cross = i == nr - 1 ||
+				in_kernel == (end == DS_TEST_END_TO_KERNEL);
+		if (!in_kernel && cross)
+			t[i] = (struct bts_record)
+				REC(U(at), entries[(rnd >> 8) % 4]);
+		else if (!in_kernel)
+			t[i] = (struct bts_record)REC(U(at), U(at + 8));
+		else if (cross)
+			t[i] = (struct bts_record)REC(K(at), U(at + 8));
+		else if (!(rnd % 7))
+			t[i] = (struct bts_record)REC(K(at), K_TIMER_IRQ);
+		else
+			t[i] = (struct bts_record)REC(K(at), K(at + 8));
+		in_kernel ^= cross;
+	}
+}
+
+/* Sub-buffer sizes, from the smallest ds_staging_init() takes. */
+static const u32 ds_test_subs[] = {
+	DS_STAGING_SLACK + 1, DS_STAGING_SLACK + 2, 24, 64, DS_TEST_NR_MAX,
+};
+
+/**
+ * ds_test_hw_sweep() - run consumers through the hardware, many ways
+ * @rig:    the rig
+ * @con:    the consumers
+ * @nr_con: number of consumers
+ *
+ * On a CPU with and without DS-CPL, with every sub-buffer size, traces
+ * starting on either side and ending anyhow, with a return or with an
+ * entry, of lengths that put the end of the trace anywhere in a
+ * sub-buffer.  Every run is checked in full.
+ */
+static void ds_test_hw_sweep(struct ds_test_rig *rig,
+			     const struct ds_test_consumer *con,
+			     unsigned int nr_con)
+{
+	unsigned int cpl, sub, start, end, nr, run = 0;
+	char what[96];
+
+	for (cpl = 0; cpl < 2; cpl++)
+	for (sub = 0; sub < ARRAY_SIZE(ds_test_subs); sub++)
+	for (start = 0; start < 2; start++)
+	for (end = DS_TEST_END_ANY; end <= DS_TEST_END_TO_KERNEL; end++) {
+		u64 seed = 0x9e3779b97f4a7c15ULL * ++run;
+
+		nr = DS_TEST_TRACE_MAX - seed % 97;
+		ds_test_make_trace(rig->trace, nr, start, end, seed);
+		snprintf(what, sizeof(what),
+			 "DS-CPL %u, sub-buffer %u, %u records from %s, end %u",
+			 cpl, ds_test_subs[sub], nr, start ? "kernel" : "user",
+			 end);
+		ds_test_rig_start(rig, con, nr_con, cpl, ds_test_subs[sub], 0);
+		ds_test_rig_run(rig, rig->trace, nr);
+		ds_test_rig_stop(rig);
+		ds_test_rig_check_pmis(rig, rig->trace, nr, what);
+		ds_test_rig_check(rig, rig->trace, nr, what);
+	}
+}
+
+/*
+ * ds_debugctl_for() lets the hardware filter only when all consumers want
+ * the same side, and never uses bits a CPU without DS-CPL does not have:
+ * there they are reserved and WRMSR would fault.
+ */
+static void ds_test_debugctl_for(struct kunit *test)
+{
+	static const struct {
+		unsigned int	privs;
+		bool		ds_cpl;
+		u64		want;
+	} table[] = {
+		{ 0, false, 0 },
+		{ 0, true, 0 },
+		{ DS_PRIV_USER, false, DS_TEST_TRACING },
+		{ DS_PRIV_USER, true, DS_TEST_TRACING | DS_DEBUGCTL_BTS_OFF_OS },
+		{ DS_PRIV_KERNEL, false, DS_TEST_TRACING },
+		{ DS_PRIV_KERNEL, true,
+		  DS_TEST_TRACING | DS_DEBUGCTL_BTS_OFF_USR },
+		{ DS_PRIV_ALL, false, DS_TEST_TRACING },
+		{ DS_PRIV_ALL, true, DS_TEST_TRACING },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(table); i++) {
+		u64 ctl = ds_debugctl_for(table[i].privs, table[i].ds_cpl);
+
+		KUNIT_EXPECT_EQ_MSG(test, ctl, table[i].want,
+				    "privs %u, DS-CPL %d", table[i].privs,
+				    table[i].ds_cpl);
+		KUNIT_EXPECT_EQ_MSG(test, ctl & ~DS_DEBUGCTL_OWNED, 0,
+				    "bits the DS layer does not own");
+		if (!table[i].ds_cpl)
+			KUNIT_EXPECT_EQ_MSG(test, ctl & DS_TEST_FILTERS, 0,
+					    "filter bits without DS-CPL");
+	}
+}
+
+/*
+ * The staging buffer's halves as the hardware sees them: the threshold
+ * DS_STAGING_SLACK records short of the end, and a take that swaps halves
+ * whether or not there was anything to take.
+ */
+static void ds_test_staging_halves(struct kunit *test)
+{
+	static const u32 subs[] = { DS_STAGING_SLACK + 1, 40 };
+	const u64 rec = sizeof(struct bts_record);
+	struct bts_record sbuf[2];
+	struct ds_stream s, *streams[] = { &s };
+	unsigned int i, half;
+
+	ds_stream_init(&s, sbuf, ARRAY_SIZE(sbuf), DS_PRIV_ALL,
+		       DS_MODE_CONTINUOUS);
+	for (i = 0; i < ARRAY_SIZE(subs); i++) {
+		u32 nr = subs[i];
+		struct bts_record *buf = ds_test_records(test, 2 * nr);
+		const struct bts_record *recs = NULL;
+		struct ds_bts_area hw = {};
+		struct ds_staging st;
+		u32 n;
+
+		ds_staging_init(&st, buf, nr);
+		ds_staging_arm(&st, &hw);
+		for (half = 0; half < 4; half++) {
+			u64 base = ds_test_addr(buf + half % 2 * nr);
+
+			KUNIT_EXPECT_EQ_MSG(test, hw.base, base,
+					    "sub %u, half %u: base", nr, half);
+			KUNIT_EXPECT_EQ_MSG(test, hw.index, base,
+					    "sub %u, half %u: index", nr, half);
+			KUNIT_EXPECT_EQ_MSG(test, hw.max, base + nr * rec,
+					    "sub %u, half %u: max", nr, half);
+			KUNIT_EXPECT_EQ_MSG(test, hw.threshold,
+					    base + (nr - DS_STAGING_SLACK) * rec,
+					    "sub %u, half %u: threshold", nr,
+					    half);
+			/* Nothing written: nothing taken, halves swapped. */
+			n = ds_staging_take(&st, &hw, &recs);
+			KUNIT_EXPECT_EQ_MSG(test, n, 0,
+					    "sub %u, half %u: empty take", nr,
+					    half);
+			KUNIT_EXPECT_TRUE_MSG(test, recs == buf + half % 2 * nr,
+					      "sub %u, half %u: records", nr,
+					      half);
+			ds_splay(recs, n, streams, 1, ds_test_classify);
+			KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 0,
+					    "an empty take splays nothing");
+		}
+
+		/* Whatever the hardware wrote, up to the end at most. */
+		hw.index += 3 * rec;
+		n = ds_staging_take(&st, &hw, &recs);
+		KUNIT_EXPECT_EQ_MSG(test, n, 3, "sub %u: 3 written", nr);
+		KUNIT_EXPECT_TRUE_MSG(test, recs == buf, "sub %u: half 0", nr);
+		hw.index = hw.max + rec;
+		n = ds_staging_take(&st, &hw, &recs);
+		KUNIT_EXPECT_EQ_MSG(test, n, nr, "sub %u: index past max", nr);
+		KUNIT_EXPECT_TRUE_MSG(test, recs == buf + nr, "sub %u: half 1",
+				      nr);
+		KUNIT_EXPECT_EQ_MSG(test, hw.base, ds_test_addr(buf),
+				    "sub %u: back to half 0", nr);
+	}
+}
+
+/*
+ * The fake hardware follows the SDM, as far as the cases below rely on it:
+ * they are only as good as the model.
+ */
+static void ds_test_hw_model(struct kunit *test)
+{
+	static const u64 off[] = {
+		0, DS_DEBUGCTL_TR, DS_DEBUGCTL_BTS,
+		DS_DEBUGCTL_TR | DS_DEBUGCTL_BTINT | DS_DEBUGCTL_BTS_OFF_USR,
+		DS_DEBUGCTL_BTS | DS_DEBUGCTL_BTINT | DS_DEBUGCTL_BTS_OFF_OS,
+	};
+	static const struct bts_record mix[] = {
+		REC(U(0x10), U(0x20)),		/* user */
+		REC(U(0x30), K_SYSCALL),	/* entry, taken in user mode */
+		REC(K(0x10), K(0x20)),		/* kernel */
+		REC(K(0x30), U(0x40)),		/* return, taken in the kernel */
+	};
+	const u32 nr = DS_STAGING_SLACK + 4, thr = 4;
+	const u64 rec = sizeof(struct bts_record);
+	struct bts_record *mem = ds_test_records(test, 2 * nr);
+	struct bts_record *t = ds_test_records(test, 3 * nr);
+	struct ds_test_cpu cpu;
+	struct ds_staging st;
+	unsigned int i, pmi_at = 0;
+
+	ds_staging_init(&st, mem, nr);
+	for (i = 0; i < 3 * nr; i++)
+		t[i] = (struct bts_record)REC(U(i * 0x10), U(i * 0x10 + 8));
+
+	/* Nothing without both TR and BTS. */
+	for (i = 0; i < ARRAY_SIZE(off); i++) {
+		cpu = (struct ds_test_cpu){ .ds_cpl = true, .mem = mem,
+					    .mem_nr = 2 * nr };
+		ds_staging_arm(&st, &cpu.hw);
+		ds_test_wrmsr(&cpu, off[i]);
+		ds_test_cpu_branch(&cpu, &mix[0]);
+		ds_test_cpu_branch(&cpu, &mix[3]);
+		KUNIT_EXPECT_EQ_MSG(test, cpu.written, 0, "DEBUGCTL %u",
+				    (unsigned int)off[i]);
+		KUNIT_EXPECT_EQ(test, cpu.hw.index, cpu.hw.base);
+	}
+
+	/* The filters go by the CPL the branch is taken at. */
+	for (i = 0; i < 3; i++) {
+		static const u64 filter[] = {
+			0, DS_DEBUGCTL_BTS_OFF_OS, DS_DEBUGCTL_BTS_OFF_USR
+		};
+		static const struct bts_record *const want[] = {
+			mix, mix, mix + 2
+		};
+		static const u32 n_want[] = { 4, 2, 2 };
+		unsigned int j;
+
+		cpu = (struct ds_test_cpu){ .ds_cpl = true, .mem = mem,
+					    .mem_nr = 2 * nr };
+		ds_staging_arm(&st, &cpu.hw);
+		ds_test_wrmsr(&cpu, DS_TEST_TRACING | filter[i]);
+		for (j = 0; j < ARRAY_SIZE(mix); j++)
+			ds_test_cpu_branch(&cpu, &mix[j]);
+		ds_test_expect_records(test, "filtered by CPL", mem,
+				       cpu.written, want[i], n_want[i]);
+		KUNIT_EXPECT_EQ(test, cpu.hw.index,
+				cpu.hw.base + n_want[i] * rec);
+	}
+
+	/* No filter bits on a CPU without DS-CPL: the WRMSR faults. */
+	cpu = (struct ds_test_cpu){ .mem = mem, .mem_nr = 2 * nr };
+	ds_test_wrmsr(&cpu, DS_TEST_TRACING);
+	ds_test_wrmsr(&cpu, DS_TEST_TRACING | DS_DEBUGCTL_BTS_OFF_OS);
+	ds_test_wrmsr(&cpu, DS_TEST_TRACING | DS_DEBUGCTL_BTS_OFF_USR);
+	KUNIT_EXPECT_EQ(test, cpu.gp, 2);
+	KUNIT_EXPECT_EQ(test, cpu.debugctl, DS_TEST_TRACING);
+
+	/*
+	 * BTINT: one PMI, when the index reaches the threshold, then the
+	 * buffer fills up and the rest is dropped.
+	 */
+	for (i = 0; i < 2; i++) {
+		unsigned int j;
+
+		cpu = (struct ds_test_cpu){ .mem = mem, .mem_nr = 2 * nr,
+					    .pmi_delay = i ? 3 * nr : 0 };
+		ds_staging_arm(&st, &cpu.hw);
+		ds_test_wrmsr(&cpu, DS_TEST_TRACING);
+		for (j = 0; j < nr + 5; j++)
+			if (ds_test_cpu_branch(&cpu, &t[j]))
+				pmi_at = j + 1;
+		KUNIT_EXPECT_EQ(test, cpu.pmis, 1);
+		KUNIT_EXPECT_EQ(test, pmi_at, thr);
+		KUNIT_EXPECT_EQ(test, (u32)cpu.pmi_raised, i);
+		KUNIT_EXPECT_EQ(test, cpu.written, nr);
+		KUNIT_EXPECT_EQ(test, cpu.dropped, 5);
+		KUNIT_EXPECT_EQ(test, cpu.hw.index, cpu.hw.max);
+		ds_test_expect_records(test, "BTINT, full", mem, nr, t, nr);
+	}
+
+	/* Without BTINT: no PMI, and the buffer wraps around. */
+	cpu = (struct ds_test_cpu){ .mem = mem, .mem_nr = 2 * nr };
+	ds_staging_arm(&st, &cpu.hw);
+	ds_test_wrmsr(&cpu, DS_TEST_ON);
+	for (i = 0; i < 2 * nr + 3; i++)
+		KUNIT_EXPECT_TRUE_MSG(test, !ds_test_cpu_branch(&cpu, &t[i]),
+				      "a PMI without BTINT");
+	KUNIT_EXPECT_EQ(test, cpu.pmis + cpu.dropped, 0);
+	KUNIT_EXPECT_EQ(test, cpu.written, 2 * nr + 3);
+	KUNIT_EXPECT_EQ(test, cpu.hw.index, cpu.hw.base + 3 * rec);
+	ds_test_expect_records(test, "wrapped, newest", mem, 3, t + 2 * nr, 3);
+	ds_test_expect_records(test, "wrapped, oldest", mem + 3, nr - 3,
+			       t + nr + 3, nr - 3);
+	KUNIT_EXPECT_EQ(test, cpu.wild, 0);
+}
+
+/* One consumer of each kind, alone on the CPU. */
+static void ds_test_hw_one_consumer(struct kunit *test)
+{
+	static const struct ds_test_consumer con[] = {
+		{ DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_KERNEL, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_ALL, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_USER, DS_TEST_LAST, 17 },
+		{ DS_PRIV_KERNEL, DS_TEST_LAST, 17 },
+		{ DS_PRIV_ALL, DS_TEST_LAST, 17 },
+		{ DS_PRIV_USER, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
+		{ DS_PRIV_KERNEL, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
+	};
+	struct ds_test_rig *rig = ds_test_rig_alloc(test);
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(con); i++)
+		ds_test_hw_sweep(rig, &con[i], 1);
+}
+
+/*
+ * Two consumers: agreeing ones let the hardware filter (with DS-CPL),
+ * others make it write everything.
+ */
+static void ds_test_hw_two_consumers(struct kunit *test)
+{
+	static const struct ds_test_consumer con[][2] = {
+		{ { DS_PRIV_USER, DS_TEST_LAST, 9 },
+		  { DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE } },
+		{ { DS_PRIV_KERNEL, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
+		  { DS_PRIV_KERNEL, DS_TEST_LAST, 33 } },
+		{ { DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE },
+		  { DS_PRIV_KERNEL, DS_TEST_AT_END, DS_TEST_WHOLE } },
+		{ { DS_PRIV_ALL, DS_TEST_LAST, 50 },
+		  { DS_PRIV_USER, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP } },
+	};
+	struct ds_test_rig *rig = ds_test_rig_alloc(test);
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(con); i++)
+		ds_test_hw_sweep(rig, con[i], ARRAY_SIZE(con[i]));
+}
+
+/*
+ * Five and more consumers of mixed kinds, among them continuous streams
+ * too small for the trace, which must report exactly what they lost.
+ */
+static void ds_test_hw_many_consumers(struct kunit *test)
+{
+	static const struct ds_test_consumer mixed[] = {
+		{ DS_PRIV_USER, DS_TEST_LAST, 9 },
+		{ DS_PRIV_KERNEL, DS_TEST_LAST, 33 },
+		{ DS_PRIV_ALL, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_USER, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
+		{ DS_PRIV_KERNEL, DS_TEST_AT_END, 20 },
+		{ DS_PRIV_ALL, DS_TEST_LAST, 2 },
+		{ DS_PRIV_USER, DS_TEST_AT_END, 2 },
+		{ DS_PRIV_ALL, DS_TEST_AT_END, 100 },
+	};
+	static const struct ds_test_consumer user[] = {
+		{ DS_PRIV_USER, DS_TEST_LAST, 5 },
+		{ DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_USER, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
+		{ DS_PRIV_USER, DS_TEST_AT_END, 7 },
+		{ DS_PRIV_USER, DS_TEST_LAST, 64 },
+	};
+	static const struct ds_test_consumer kernel[] = {
+		{ DS_PRIV_KERNEL, DS_TEST_AT_END, 30 },
+		{ DS_PRIV_KERNEL, DS_TEST_LAST, 3 },
+		{ DS_PRIV_KERNEL, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_KERNEL, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
+		{ DS_PRIV_KERNEL, DS_TEST_LAST, DS_TEST_WHOLE },
+		{ DS_PRIV_KERNEL, DS_TEST_AT_END, 2 },
+	};
+	struct ds_test_rig *rig = ds_test_rig_alloc(test);
+
+	ds_test_hw_sweep(rig, mixed, ARRAY_SIZE(mixed));
+	ds_test_hw_sweep(rig, user, ARRAY_SIZE(user));
+	ds_test_hw_sweep(rig, kernel, ARRAY_SIZE(kernel));
+}
+
+/*
+ * Threshold PMIs, many of them: one per T records of the sub-buffer, or
+ * per T + d when the handler comes d records late, up to DS_STAGING_SLACK
+ * late without a record lost; and traces that end just short of a PMI, on
+ * one, and right after the handler emptied the sub-buffer.
+ */
+static void ds_test_hw_pmi_count(struct kunit *test)
+{
+	static const struct ds_test_consumer all[] = {
+		{ DS_PRIV_ALL, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_USER, DS_TEST_LAST, 20 },
+	};
+	static const struct ds_test_consumer user[] = {
+		{ DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_USER, DS_TEST_LAST, 20 },
+	};
+	static const u32 delays[] = {
+		0, 1, DS_STAGING_SLACK / 2, DS_STAGING_SLACK
+	};
+	struct ds_test_rig *rig = ds_test_rig_alloc(test);
+	unsigned int sub, d, len, set, most = 0;
+	char what[96];
+
+	for (set = 0; set < 2; set++)
+	for (sub = 0; sub < ARRAY_SIZE(ds_test_subs); sub++)
+	for (d = 0; d < ARRAY_SIZE(delays); d++)
+	for (len = 0; len < 3; len++) {
+		u32 thr = ds_test_subs[sub] - DS_STAGING_SLACK;
+		u32 c = thr + delays[d];
+		u32 nr = (DS_TEST_TRACE_MAX - 2 * c) / c * c;
+
+		/* Right after a PMI, one short of the next, on it. */
+		nr += len ? thr - 2 + len : 0;
+		ds_test_make_trace(rig->trace, nr, false, DS_TEST_END_ANY,
+				   0x2545f4914f6cdd1dULL + nr);
+		snprintf(what, sizeof(what),
+			 "%s, sub-buffer %u, PMI %u late, %u records",
+			 set ? "user" : "all", ds_test_subs[sub], delays[d], nr);
+		ds_test_rig_start(rig, set ? user : all, 2, true,
+				  ds_test_subs[sub], delays[d]);
+		ds_test_rig_run(rig, rig->trace, nr);
+		ds_test_rig_stop(rig);
+		ds_test_rig_check_pmis(rig, rig->trace, nr, what);
+		KUNIT_EXPECT_EQ_MSG(test, rig->cpu.dropped, 0,
+				    "%s: within the slack", what);
+		ds_test_rig_check(rig, rig->trace, nr, what);
+		if (rig->cpu.pmis > most)
+			most = rig->cpu.pmis;
+	}
+	KUNIT_EXPECT_GT_MSG(test, most, DS_TEST_TRACE_MAX / 2,
+			    "a PMI per record with the smallest sub-buffer");
+}
+
+/*
+ * A PMI handled later than DS_STAGING_SLACK records: the hardware drops
+ * what does not fit, and the streams hold what it kept, exactly.
+ */
+static void ds_test_hw_late_pmi_drops(struct kunit *test)
+{
+	static const struct ds_test_consumer con[] = {
+		{ DS_PRIV_ALL, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_ALL, DS_TEST_LAST, 40 },
+		{ DS_PRIV_USER, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
+		{ DS_PRIV_KERNEL, DS_TEST_AT_END, 30 },
+	};
+	static const u32 delays[] = {
+		DS_STAGING_SLACK + 1, DS_STAGING_SLACK + 5, 3 * DS_STAGING_SLACK
+	};
+	static const u32 subs[] = { DS_STAGING_SLACK + 1, 40 };
+	struct ds_test_rig *rig = ds_test_rig_alloc(test);
+	struct bts_record *kept = ds_test_records(test, DS_TEST_TRACE_MAX);
+	unsigned int sub, d, i, n_kept;
+	const u32 nr = DS_TEST_TRACE_MAX - 3;
+	char what[64];
+
+	for (sub = 0; sub < ARRAY_SIZE(subs); sub++)
+	for (d = 0; d < ARRAY_SIZE(delays); d++) {
+		u32 c = subs[sub] - DS_STAGING_SLACK + delays[d];
+
+		ds_test_make_trace(rig->trace, nr, true, DS_TEST_END_ANY,
+				   0xda942042e4dd58b5ULL * (d + 1) + sub);
+		snprintf(what, sizeof(what), "sub-buffer %u, PMI %u late",
+			 subs[sub], delays[d]);
+		ds_test_rig_start(rig, con, ARRAY_SIZE(con), true, subs[sub],
+				  delays[d]);
+		ds_test_rig_run(rig, rig->trace, nr);
+		ds_test_rig_stop(rig);
+		ds_test_rig_check_pmis(rig, rig->trace, nr, what);
+		KUNIT_EXPECT_GT_MSG(test, rig->cpu.dropped, 0,
+				    "%s: the hardware dropped records", what);
+
+		/* Of every c records, the first nr_sub fit. */
+		for (i = 0, n_kept = 0; i < nr; i++)
+			if (i % c < subs[sub])
+				kept[n_kept++] = rig->trace[i];
+		ds_test_rig_check(rig, kept, n_kept, what);
+	}
+}
+
+/*
+ * A marker appended between two batches comes exactly between them in
+ * every stream: after all the first batch made of it, before anything of
+ * the second, including the crossing the first left open.
+ */
+static void ds_test_hw_marker_between_batches(struct kunit *test)
+{
+	static const struct ds_test_consumer mixed[] = {
+		{ DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_KERNEL, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_ALL, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_USER, DS_TEST_LAST, 60 },
+		{ DS_PRIV_KERNEL, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
+		{ DS_PRIV_ALL, DS_TEST_AT_END, 40 },
+	};
+	static const struct ds_test_consumer user[] = {
+		{ DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE },
+		{ DS_PRIV_USER, DS_TEST_LAST, 60 },
+		{ DS_PRIV_USER, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
+	};
+	static const struct {
+		const struct ds_test_consumer	*con;
+		unsigned int			nr_con;
+	} sets[] = {
+		{ mixed, ARRAY_SIZE(mixed) },
+		{ user, ARRAY_SIZE(user) },
+	};
+	const struct bts_record marker = DS_TEST_MARKER;
+	struct ds_test_rig *rig = ds_test_rig_alloc(test);
+	unsigned int set, cut, i, at, cpl, in_kernel;
+	const u32 nr = 200;
+	char what[80];
+
+	for (set = 0; set < ARRAY_SIZE(sets); set++)
+	for (cpl = 0; cpl < 2; cpl++)
+	for (cut = 0; cut <= nr; cut += cut < 8 || cut > nr - 8 ? 1 : 23) {
+		ds_test_make_trace(rig->trace, nr, cut & 1, DS_TEST_END_ANY,
+				   0x8badf00dULL + cut);
+		ds_test_rig_start(rig, sets[set].con, sets[set].nr_con, cpl,
+				  DS_STAGING_SLACK + 4, 0);
+		ds_test_rig_run(rig, rig->trace, cut);
+		ds_test_drain(rig);
+		for (i = 0; i < sets[set].nr_con; i++)
+			ds_stream_append(&rig->s[i], &marker);
+		ds_test_rig_run(rig, rig->trace + cut, nr - cut);
+		ds_test_rig_stop(rig);
+
+		in_kernel = cut && ds_test_kernel_addr(rig->trace[cut - 1].to);
+		snprintf(what, sizeof(what),
+			 "set %u, DS-CPL %u, marker after %u (in %s)", set,
+			 cpl, cut, in_kernel ? "kernel" : "user");
+		ds_test_rig_check_taken(rig, what);
+		for (i = 0; i < sets[set].nr_con; i++) {
+			enum ds_priv priv = sets[set].con[i].priv;
+			u32 n, before;
+
+			before = ds_test_expected(rig, priv, rig->trace, cut,
+						  rig->want);
+			n = ds_test_expected(rig, priv, rig->trace, nr,
+					     rig->want);
+			for (at = n; at > before; at--)
+				rig->want[at] = rig->want[at - 1];
+			rig->want[before] = marker;
+			ds_test_expect_consumer(rig, i, rig->want, n + 1, what);
+		}
+	}
+}
+
 static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_all_keeps_every_record),
 	KUNIT_CASE(ds_test_user_time_in_kernel),
@@ -469,6 +1598,15 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_continuous_keeps_everything),
 	KUNIT_CASE(ds_test_streams_independent),
 	KUNIT_CASE(ds_test_no_address_leaks),
+	KUNIT_CASE(ds_test_debugctl_for),
+	KUNIT_CASE(ds_test_staging_halves),
+	KUNIT_CASE(ds_test_hw_model),
+	KUNIT_CASE(ds_test_hw_one_consumer),
+	KUNIT_CASE(ds_test_hw_two_consumers),
+	KUNIT_CASE(ds_test_hw_many_consumers),
+	KUNIT_CASE(ds_test_hw_pmi_count),
+	KUNIT_CASE(ds_test_hw_late_pmi_drops),
+	KUNIT_CASE(ds_test_hw_marker_between_batches),
 	{}
 };
 

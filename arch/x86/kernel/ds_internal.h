@@ -11,7 +11,9 @@
 #include <linux/compiler.h>
 #include <linux/minmax.h>
 #include <linux/bug.h>
+#include <linux/bits.h>
 #include <asm/barrier.h>
 #include <uapi/linux/bts.h>
+#include <asm/ds_types.h>
 
 #endif /* __X86_KERNEL_DS_INTERNAL_H */

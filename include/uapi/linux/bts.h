@@ -59,11 +59,20 @@ struct bts_record {
  *	the kernel address that returned to user mode; 0 when not seen.
  * @BTS_PSEUDO_LOST: @to records were lost here: the consumer did not keep
  *	up with a continuous stream.
+ * @BTS_PSEUDO_MARKER: an event the kernel or an application put into the
+ *	trace, after the branches that preceded it.  The argument, @to and
+ *	@flags are the marker's (for user_events: the event's id and data).
+ * @BTS_PSEUDO_SWITCH: in a per-CPU stream that records both sides, the CPU
+ *	switched to another task: @to is its thread id and @flags its process
+ *	id, as seen from the initial PID namespace.  A change of process is a
+ *	change of address space.
  */
 enum bts_pseudo_type {
 	BTS_PSEUDO_KERNEL	= 1,
 	BTS_PSEUDO_USER		= 2,
 	BTS_PSEUDO_LOST		= 3,
+	BTS_PSEUDO_MARKER	= 4,
+	BTS_PSEUDO_SWITCH	= 5,
 };
 
 /**

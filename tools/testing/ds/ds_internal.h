@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "../../../include/uapi/linux/bts.h"
+#include "../../../arch/x86/include/asm/ds_types.h"
 
 typedef uint8_t u8;
 typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int64_t s64;
 
+#define BIT_ULL(n)	(1ULL << (n))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define min(a, b) ({							\
 	__auto_type __a = (a);						\
@@ -30,6 +32,10 @@ typedef int64_t s64;
 #define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
 /* The kernel's acquire load, as a C11 atomic; pairs: see ds_core.c. */
 #define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
+
+#define READ_ONCE(x)	(*(volatile __typeof__(x) *)&(x))
+/* The kernel's read barrier, as a C11 fence; pairs: see ds_core.c. */
+#define smp_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
 
 /* The harness treats a kernel warning as a failed run. */
 #define WARN_ON_ONCE(cond) ({						\
