@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The x86 Debug Store layer: the one owner of the DS save area, of
+ * IA32_DS_AREA and of DEBUGCTL's branch trace bits.  It drains the
+ * hardware's branch trace store (BTS) and splays the records to any number
+ * of consumers, each with its own scope, privilege filter and buffer mode.
+ *
+ * See Documentation/arch/x86/ds.rst for the model; the record format is in
+ * include/uapi/linux/bts.h.
+ *
+ * The detach contract: when ds_release_bts() returns, no callback of that
+ * consumer is running or will run, and the consumer's records are gone; a
+ * module that registered callbacks may unload right after.
+ */
+#ifndef _ASM_X86_DS_H
+#define _ASM_X86_DS_H
+
+#include <linux/types.h>
+#include <linux/err.h>
+#include <linux/jump_label.h>
+#include <uapi/linux/bts.h>
+#include <asm/cpu_entry_area.h>
+#include <asm/cpufeature.h>
+#include <asm/ds_types.h>
+#include <asm/msr.h>
+
+struct task_struct;
+struct debug_store;
+struct ds_consumer;
+
+/**
+ * enum ds_overflow_action - what a consumer wants after an overflow callback
+ * @DS_OVERFLOW_CONTINUE: keep tracing; the callback took what it wanted with
+ *	ds_consume_bts() (a continuous stream that stays full counts losses)
+ * @DS_OVERFLOW_SUSPEND: stop tracing for this consumer until
+ *	ds_resume_bts(); its records stay readable
+ */
+enum ds_overflow_action {
+	DS_OVERFLOW_CONTINUE,
+	DS_OVERFLOW_SUSPEND,
+};
+
+/**
+ * struct ds_bts_ops - callbacks of a BTS consumer
+ * @overflow: a continuous stream holds at least its wakeup mark of
+ *	records.  Context: hard interrupt (irq_work) on a CPU that produced
+ *	records, interrupts off; may call ds_consume_bts(), ds_suspend_bts()
+ *	is implied by returning DS_OVERFLOW_SUSPEND.  Never runs concurrently
+ *	with itself for one consumer.  Optional.
+ * @task_exit: the traced task is exiting; no record follows.  Context:
+ *	process, the exiting task, may sleep.  Optional.
+ */
+struct ds_bts_ops {
+	enum ds_overflow_action (*overflow)(struct ds_consumer *c, void *data);
+	void (*task_exit)(struct ds_consumer *c, void *data);
+};
+
+/* ds_bts_config.flags: */
+/* Continuous user-only streams: the traced task waits rather than loses. */
+#define DS_BTS_LOSSLESS		BIT(0)
+/* Start suspended: nothing is recorded before ds_resume_bts(). */
+#define DS_BTS_SUSPENDED	BIT(1)
+
+/**
+ * struct ds_bts_config - what a BTS consumer asks for
+ * @task: trace this task wherever it runs, or NULL for a CPU
+ * @cpu: with @task NULL, trace everything this CPU runs
+ * @priv: which side of the privilege boundary to record
+ * @mode: ring (the last @nr_records) or continuous
+ * @flags: DS_BTS_*
+ * @nr_records: stream size in records, the last N of a ring
+ * @wakeup: continuous mode: call @ops->overflow when this many records are
+ *	pending; 0 means half of @nr_records
+ * @ops: callbacks, or NULL
+ * @data: passed to the callbacks
+ */
+struct ds_bts_config {
+	struct task_struct	*task;
+	int			cpu;
+	enum ds_priv		priv;
+	enum ds_mode		mode;
+	u32			flags;
+	u32			nr_records;
+	u32			wakeup;
+	const struct ds_bts_ops	*ops;
+	void			*data;
+};
+
+/**
+ * struct ds_bts_status - a consumer's counters
+ * @produced: records ever put in the stream, pseudo-records included
+ * @pending: continuous mode: records not yet consumed
+ * @lost: records lost to a full stream (also reported in-stream)
+ * @throttled: lossless mode: times the traced task waited for the consumer
+ */
+struct ds_bts_status {
+	u64	produced;
+	u64	pending;
+	u64	lost;
+	u64	throttled;
+};
+
+#ifdef CONFIG_X86_DS
+
+bool ds_bts_available(void);
+struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg);
+void ds_release_bts(struct ds_consumer *c);
+void ds_suspend_bts(struct ds_consumer *c);
+void ds_resume_bts(struct ds_consumer *c);
+u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
+u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
+void ds_bts_status(struct ds_consumer *c, struct ds_bts_status *st);
+void ds_append_marker(u32 arg, u64 to, u64 flags);
+
+int ds_claim_bts_hw(void);
+void ds_unclaim_bts_hw(void);
+struct debug_store *ds_area(int cpu);
+void ds_load_area(void);
+
+/* Hooks of the x86 core, not for consumers. */
+DECLARE_STATIC_KEY_FALSE(ds_active);
+void __ds_switch_to(struct task_struct *prev, struct task_struct *next);
+void ds_exit_thread(struct task_struct *tsk);
+
+/* Nothing on the context switch path unless a consumer exists. */
+static __always_inline void ds_switch_to(struct task_struct *prev,
+					 struct task_struct *next)
+{
+	if (static_branch_unlikely(&ds_active))
+		__ds_switch_to(prev, next);
+}
+
+#else /* !CONFIG_X86_DS */
+
+static inline bool ds_bts_available(void) { return false; }
+static inline struct ds_consumer *
+ds_request_bts(const struct ds_bts_config *cfg)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static inline void ds_append_marker(u32 arg, u64 to, u64 flags) { }
+static inline int ds_claim_bts_hw(void) { return 0; }
+static inline void ds_unclaim_bts_hw(void) { }
+static inline void ds_switch_to(struct task_struct *prev,
+				struct task_struct *next) { }
+static inline void ds_exit_thread(struct task_struct *tsk) { }
+
+/* Without the layer, perf's PEBS code still needs the save area. */
+static inline struct debug_store *ds_area(int cpu)
+{
+	return &get_cpu_entry_area(cpu)->cpu_debug_store;
+}
+
+static inline void ds_load_area(void)
+{
+	if (boot_cpu_has(X86_FEATURE_DS))
+		wrmsrl(MSR_IA32_DS_AREA,
+		       (unsigned long)ds_area(smp_processor_id()));
+}
+
+#endif /* CONFIG_X86_DS */
+
+#endif /* _ASM_X86_DS_H */

@@ -1,0 +1,1110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The x86 Debug Store layer: hardware ownership and consumers.
+ *
+ * One per-CPU staging buffer in the cpu_entry_area (so the hardware can
+ * write it in user mode with PTI on) takes the branch records of everything
+ * the CPU runs while any consumer wants them.  The records are drained -
+ * filtered and splayed by ds_core.c - into the streams of the consumers
+ * that were active when they were written: the CPU's consumers and those
+ * of the task that was current.  A drain happens at the threshold PMI, when
+ * a traced task is switched out, and whenever a consumer's view must be
+ * brought up to date (read, marker, suspend, release).
+ *
+ * Serialization.  All producing on a CPU happens on that CPU with
+ * interrupts off or in NMI: the hardware is paused (ds_pause()), drained,
+ * reprogrammed and resumed (ds_unpause()).  An NMI that finds the CPU
+ * paused leaves the records to whoever paused it.  A task's streams are
+ * produced only by the CPU the task runs on; the scheduler orders one CPU's
+ * switch-out drain before the next CPU's switch-in.  Consumer sets are
+ * read under RCU (NMI included) and replaced whole, so a release need only
+ * unpublish, wait for a grace period and flush its irq_work.
+ */
+#define pr_fmt(fmt) "x86/ds: " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/irq_work.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/task_work.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include <asm/apic.h>
+#include <asm/cpu_entry_area.h>
+#include <asm/debugreg.h>
+#include <asm/desc.h>
+#include <asm/ds.h>
+#include <asm/intel_ds.h>
+#include <asm/msr.h>
+#include <asm/nmi.h>
+#include <asm/proto.h>
+#include <asm/tlbflush.h>
+
+#include "ds_core.h"
+
+/* Records per staging sub-buffer: half the cpu_entry_area slot. */
+#define DS_STAGING_RECORDS	(DS_STAGING_SIZE / sizeof(struct bts_record) / 2)
+
+/* Consumers per CPU and per task. */
+#define DS_MAX_CONSUMERS	8
+
+/*
+ * Lossless streams get room beyond their size for what a task can produce
+ * between the drain that finds the stream full and the task's return to
+ * user mode, where it waits: at most two sub-buffers.
+ */
+#define DS_LOSSLESS_HEADROOM	(2 * DS_STAGING_RECORDS)
+
+static_assert(offsetof(struct debug_store, bts_index) ==
+	      offsetof(struct ds_bts_area, index));
+static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
+	      offsetof(struct ds_bts_area, threshold));
+
+/**
+ * struct ds_consumer - one consumer of branch records
+ * @stream: its records
+ * @cfg: what it asked for; @cfg.task holds a task reference
+ * @notify: runs @cfg.ops->overflow on the producing CPU
+ * @throttle: lossless mode: makes the traced task wait at return to user
+ * @wait: the traced task waits here for the consumer to drain
+ * @refs: the requester's, plus one while @throttle is queued
+ * @suspended: record nothing; read by producers without a lock
+ * @dead: released; a waiting task stops waiting
+ * @notified: @notify is queued or running
+ * @throttle_queued: @throttle is queued
+ * @throttled: times the traced task waited
+ * @limit: lossless mode: pending records beyond which the task waits
+ */
+struct ds_consumer {
+	struct ds_stream	stream;
+	struct ds_bts_config	cfg;
+	struct irq_work		notify;
+	struct callback_head	throttle;
+	wait_queue_head_t	wait;
+	refcount_t		refs;
+	bool			suspended;
+	bool			dead;
+	atomic_t		notified;
+	atomic_t		throttle_queued;
+	atomic64_t		throttled;
+	u32			limit;
+};
+
+/**
+ * struct ds_set - the consumers of one CPU or one task
+ * @rcu: frees a replaced set
+ * @nr: entries in @c
+ * @c: the consumers
+ */
+struct ds_set {
+	struct rcu_head		rcu;
+	unsigned int		nr;
+	struct ds_consumer	*c[DS_MAX_CONSUMERS];
+};
+
+/**
+ * struct ds_cpu - a CPU's side of the layer
+ * @ds: the DS save area, as the hardware addresses it
+ * @staging: the staging buffer, in the cpu_entry_area
+ * @pages: the staging buffer's pages, or NULL
+ * @set: the CPU's consumers
+ * @ring: the consumer the hardware serves directly, writing the whole
+ *	staging buffer as a ring (see ds_ring_candidate()), or NULL
+ * @pause: nesting depth of ds_pause(); the hardware is off while non-zero
+ * @armed: @ds points at @staging
+ */
+struct ds_cpu {
+	struct debug_store	*ds;
+	struct ds_staging	staging;
+	struct page		*pages;
+	struct ds_set __rcu	*set;
+	struct ds_consumer	*ring;
+	int			pause;
+	bool			armed;
+};
+
+static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
+
+/* Serializes requests, releases, hotplug and perf's claim. */
+static DEFINE_MUTEX(ds_mutex);
+/* Consumers in existence; the staging buffers exist while non-zero. */
+static unsigned int ds_nr_consumers;
+/* perf's BTS users hold the hardware. */
+static unsigned int ds_perf_claims;
+
+DEFINE_STATIC_KEY_FALSE(ds_active);
+
+static struct {
+	bool	bts;
+	bool	ds_cpl;
+} ds_hw __ro_after_init;
+
+/**
+ * ds_bts_available() - whether this machine can trace branches into memory
+ *
+ * Context: any.
+ * Return: true if the CPUs have a 64-bit DS save area and BTS.
+ */
+bool ds_bts_available(void)
+{
+	return ds_hw.bts;
+}
+EXPORT_SYMBOL_GPL(ds_bts_available);
+
+/**
+ * ds_area() - the DS save area of a CPU
+ * @cpu: the CPU
+ *
+ * perf's PEBS code fills in the PEBS fields; the BTS fields are the
+ * layer's, or perf's BTS code's while it holds ds_claim_bts_hw().
+ *
+ * Context: any.
+ * Return: the area, at its cpu_entry_area address.
+ */
+struct debug_store *ds_area(int cpu)
+{
+	return &get_cpu_entry_area(cpu)->cpu_debug_store;
+}
+
+/**
+ * ds_load_area() - point IA32_DS_AREA at this CPU's DS save area
+ *
+ * The only write of the MSR: at CPU bring-up and resume.
+ *
+ * Context: the CPU itself, preemption off.
+ */
+void ds_load_area(void)
+{
+	if (boot_cpu_has(X86_FEATURE_DS))
+		wrmsrl(MSR_IA32_DS_AREA,
+		       (unsigned long)ds_area(smp_processor_id()));
+}
+
+/* Kernel addresses of the entry points; see ds_classify_entry(). */
+static u32 ds_classify_vector(u64 kernel_to)
+{
+	struct desc_ptr idt;
+	const gate_desc *gate;
+	unsigned int v;
+
+	store_idt(&idt);
+	gate = (const gate_desc *)idt.address;
+	for (v = 0; v < (idt.size + 1) / sizeof(*gate); v++) {
+		if (gate_offset(&gate[v]) != kernel_to)
+			continue;
+		if (v == IA32_SYSCALL_VECTOR)
+			return BTS_ENTRY_SYSCALL;
+		return (v < FIRST_EXTERNAL_VECTOR ? BTS_ENTRY_EXCEPTION :
+			BTS_ENTRY_INTERRUPT) | v << 8;
+	}
+	return BTS_ENTRY_UNKNOWN;
+}
+
+/*
+ * How user mode entered the kernel, from where it landed: a system call
+ * instruction's entry point, or an IDT gate.  NMI-safe: it only reads.
+ */
+static u32 ds_classify_entry(u64 kernel_to)
+{
+	if (kernel_to == (unsigned long)entry_SYSCALL_64)
+		return BTS_ENTRY_SYSCALL;
+	if (IS_ENABLED(CONFIG_IA32_EMULATION) &&
+	    (kernel_to == (unsigned long)entry_SYSCALL_compat ||
+	     kernel_to == (unsigned long)entry_SYSENTER_compat))
+		return BTS_ENTRY_SYSCALL;
+	return ds_classify_vector(kernel_to);
+}
+
+/*
+ * Set the layer's DEBUGCTL bits, keeping the others (perf's LBR bits).
+ * Every NMI-side change of DEBUGCTL, ours and perf's, restores the value it
+ * found before the NMI returns, so an NMI between the read and the write
+ * here is not undone by the write.
+ */
+static void ds_hw_write(u64 bits)
+{
+	unsigned long dbg = get_debugctlmsr();
+
+	if ((dbg & DS_DEBUGCTL_OWNED) != bits)
+		update_debugctlmsr((dbg & ~DS_DEBUGCTL_OWNED) | bits);
+}
+
+static bool ds_consumer_on(const struct ds_consumer *c)
+{
+	return !READ_ONCE(c->suspended);
+}
+
+/* Gather the streams records written now belong to. */
+static unsigned int ds_streams(struct ds_cpu *dc, struct task_struct *task,
+			       struct ds_consumer **cons)
+{
+	const struct ds_set *sets[2];
+	unsigned int i, j, n = 0;
+
+	sets[0] = rcu_dereference_sched(dc->set);
+	sets[1] = task ? rcu_dereference_sched(task->thread.ds_consumers) : NULL;
+	for (i = 0; i < ARRAY_SIZE(sets); i++) {
+		if (!sets[i])
+			continue;
+		for (j = 0; j < sets[i]->nr; j++)
+			if (ds_consumer_on(sets[i]->c[j]))
+				cons[n++] = sets[i]->c[j];
+	}
+	return n;
+}
+
+static void ds_throttle_fn(struct callback_head *head);
+
+/* After producing: wake consumers, throttle lossless producers. */
+static void ds_produced(struct ds_consumer **cons, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct ds_consumer *c = cons[i];
+		u32 pending;
+
+		if (c->cfg.mode != DS_MODE_CONTINUOUS)
+			continue;
+		pending = ds_stream_pending(&c->stream);
+		if (pending >= c->cfg.wakeup && c->cfg.ops &&
+		    c->cfg.ops->overflow && !atomic_xchg(&c->notified, 1))
+			irq_work_queue(&c->notify);
+		if ((c->cfg.flags & DS_BTS_LOSSLESS) && pending > c->limit &&
+		    c->cfg.task == current &&
+		    !atomic_xchg(&c->throttle_queued, 1)) {
+			refcount_inc(&c->refs);
+			init_task_work(&c->throttle, ds_throttle_fn);
+			if (task_work_add(current, &c->throttle,
+					  in_nmi() ? TWA_NMI_CURRENT :
+					  TWA_RESUME)) {
+				/* The task is exiting: nobody to hold back. */
+				atomic_set(&c->throttle_queued, 0);
+				refcount_dec(&c->refs);
+			}
+		}
+	}
+}
+
+/*
+ * The flight recorder case: the only active consumer is one of the CPU's,
+ * a ring of both privilege levels that fits the staging buffer.  The
+ * hardware then writes it as a ring, and no record is copied, filtered or
+ * interrupted for until the consumer reads or the mix changes.
+ */
+static struct ds_consumer *ds_ring_candidate(struct ds_cpu *dc,
+					     struct task_struct *task)
+{
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS], *c;
+
+	if (ds_streams(dc, task, cons) != 1)
+		return NULL;
+	c = cons[0];
+	if (c->cfg.task || c->cfg.mode != DS_MODE_RING ||
+	    c->cfg.priv != DS_PRIV_ALL ||
+	    c->cfg.nr_records >= 2 * dc->staging.nr)
+		return NULL;
+	return c;
+}
+
+/* Hand the hardware's ring to its consumer's stream; back to sub-buffers. */
+static void ds_ring_leave(struct ds_cpu *dc)
+{
+	struct ds_stream *s = &dc->ring->stream;
+	const struct bts_record *segs[2];
+	u32 nrs[2];
+
+	ds_staging_take_ring(&dc->staging, (struct ds_bts_area *)dc->ds,
+			     segs, nrs);
+	ds_splay(segs[0], nrs[0], &s, 1, ds_classify_entry);
+	ds_splay(segs[1], nrs[1], &s, 1, ds_classify_entry);
+	dc->ring = NULL;
+}
+
+/* Splay the staged records into @task's and the CPU's streams. */
+static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
+{
+	struct ds_stream *streams[2 * DS_MAX_CONSUMERS];
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	const struct bts_record *recs;
+	unsigned int i, n;
+	u32 nr;
+
+	if (!dc->armed)
+		return;
+	if (dc->ring) {
+		ds_ring_leave(dc);
+		return;
+	}
+	nr = ds_staging_take(&dc->staging, (struct ds_bts_area *)dc->ds,
+			     &recs);
+	if (!nr)
+		return;
+	n = ds_streams(dc, task, cons);
+	for (i = 0; i < n; i++)
+		streams[i] = &cons[i]->stream;
+	ds_splay(recs, nr, streams, n, ds_classify_entry);
+	ds_produced(cons, n);
+}
+
+/* The bits the CPU's and current's active consumers need. */
+static u64 ds_wanted(struct ds_cpu *dc)
+{
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	unsigned int i, n, privs = 0;
+
+	if (!dc->armed)
+		return 0;
+	n = ds_streams(dc, current, cons);
+	for (i = 0; i < n; i++)
+		privs |= cons[i]->cfg.priv;
+	/* A ring overwrites its oldest record only with BTINT clear. */
+	if (dc->ring)
+		return ds_debugctl_for(privs, ds_hw.ds_cpl) & ~DS_DEBUGCTL_BTINT;
+	return ds_debugctl_for(privs, ds_hw.ds_cpl);
+}
+
+/* Stop the hardware.  Context: interrupts off or NMI, on @dc's CPU. */
+static void ds_pause(struct ds_cpu *dc)
+{
+	if (dc->pause++)
+		return;
+	/* An NMI from here on leaves the records to us. */
+	barrier();
+	ds_hw_write(0);
+}
+
+/*
+ * Drain what the hardware wrote for the current task and restart it with
+ * what the consumers now want: as a ring for a lone flight recorder, which
+ * keeps going untouched while it stays alone.  The pause ends after the
+ * restart: an NMI in between sees a drained buffer, far from its threshold.
+ */
+static void ds_unpause(struct ds_cpu *dc)
+{
+	if (dc->pause == 1 && dc->armed) {
+		struct ds_consumer *ring = ds_ring_candidate(dc, current);
+
+		if (!ring || ring != dc->ring) {
+			ds_drain(dc, current);
+			if (ring) {
+				ds_staging_arm_ring(&dc->staging,
+						    (struct ds_bts_area *)dc->ds);
+				dc->ring = ring;
+			}
+		}
+		ds_hw_write(ds_wanted(dc));
+	} else if (dc->pause == 1) {
+		ds_hw_write(0);
+	}
+	barrier();
+	dc->pause--;
+}
+
+/* The threshold PMI: drain and carry on. */
+static int ds_nmi(unsigned int cmd, struct pt_regs *regs)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_bts_area *hw;
+
+	if (!static_branch_unlikely(&ds_active) || !dc->armed)
+		return NMI_DONE;
+	hw = (struct ds_bts_area *)dc->ds;
+	if (READ_ONCE(hw->index) < READ_ONCE(hw->threshold))
+		return NMI_DONE;
+	if (!dc->pause) {
+		ds_pause(dc);
+		ds_unpause(dc);
+	}
+	/* The LVT entry masks itself on delivery (SDM Vol. 3B 18.4.9.3). */
+	apic_write(APIC_LVTPC, APIC_DM_NMI);
+	return NMI_HANDLED;
+}
+
+/**
+ * __ds_switch_to() - hand the CPU's branch trace over to the next task
+ * @prev: the task switched out: what is staged is its
+ * @next: the task switched in, already current
+ *
+ * Context: __switch_to(), interrupts off; only while ds_active.
+ */
+void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct bts_record rec;
+	unsigned int i, n;
+
+	if (!dc->armed)
+		return;
+	ds_pause(dc);
+	/* Per-CPU streams of both sides learn who runs now. */
+	rec = (struct bts_record) {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_SWITCH, 0),
+		.to	= task_pid_nr(next),
+		.flags	= task_tgid_nr(next),
+	};
+	if (dc->ring) {
+		/* @prev has no consumer, or there would be no ring. */
+		ds_staging_ring_append(&dc->staging,
+				       (struct ds_bts_area *)dc->ds, &rec);
+	} else {
+		ds_drain(dc, prev);
+		n = ds_streams(dc, NULL, cons);
+		for (i = 0; i < n; i++)
+			if (cons[i]->cfg.priv == DS_PRIV_ALL)
+				ds_stream_append(&cons[i]->stream, &rec);
+	}
+	ds_unpause(dc);
+}
+
+/**
+ * ds_append_marker() - put a marker into the current task's and CPU's streams
+ * @arg: BTS_PSEUDO_MARKER's argument, 24 bits
+ * @to: the marker's @to
+ * @flags: the marker's @flags
+ *
+ * The marker follows every branch taken before the call in each stream.
+ *
+ * Context: any but NMI; preemption may be on.
+ */
+void ds_append_marker(u32 arg, u64 to, u64 flags)
+{
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct bts_record rec = {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_MARKER, arg),
+		.to	= to,
+		.flags	= flags,
+	};
+	struct ds_cpu *dc;
+	unsigned long irqf;
+	unsigned int i, n;
+
+	if (!static_branch_unlikely(&ds_active))
+		return;
+	local_irq_save(irqf);
+	dc = this_cpu_ptr(&ds_cpu);
+	if (dc->armed) {
+		ds_pause(dc);
+		ds_drain(dc, current);
+		n = ds_streams(dc, current, cons);
+		for (i = 0; i < n; i++)
+			ds_stream_append(&cons[i]->stream, &rec);
+		ds_produced(cons, n);
+		ds_unpause(dc);
+	}
+	local_irq_restore(irqf);
+}
+EXPORT_SYMBOL_GPL(ds_append_marker);
+
+/* Bring @dc's streams up to date.  Context: on @dc's CPU, irqs off. */
+static void ds_sync_local(void *unused)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	ds_pause(dc);
+	/* A hardware ring too: its consumer is about to look. */
+	ds_drain(dc, current);
+	ds_unpause(dc);
+}
+
+/* Re-evaluate what the hardware traces, for @task if it runs here. */
+static void ds_sync_task_fn(void *arg)
+{
+	if (!arg || arg == current)
+		ds_sync_local(NULL);
+}
+
+/*
+ * Bring a consumer's stream up to date with what its CPU or task has
+ * staged, and make the hardware settings follow its state.
+ */
+static void ds_sync(struct ds_consumer *c)
+{
+	struct task_struct *task = c->cfg.task;
+
+	if (!task) {
+		smp_call_function_single(c->cfg.cpu, ds_sync_local, NULL, 1);
+		return;
+	}
+	/*
+	 * A task that is not running has nothing staged: its last CPU
+	 * drained at the switch.  If it migrates while we ask, the switch
+	 * did the drain.
+	 */
+	if (task_curr(task))
+		smp_call_function_single(task_cpu(task), ds_sync_task_fn,
+					 task, 1);
+}
+
+static void ds_notify_fn(struct irq_work *work)
+{
+	struct ds_consumer *c = container_of(work, struct ds_consumer, notify);
+
+	if (c->cfg.ops->overflow(c, c->cfg.data) == DS_OVERFLOW_SUSPEND)
+		WRITE_ONCE(c->suspended, true);
+	/*
+	 * The next drain that finds the stream at its mark calls again.
+	 * Orders the callback's consumption before that check; pairs with
+	 * the atomic_xchg() in ds_produced().
+	 */
+	atomic_set_release(&c->notified, 0);
+}
+
+static void ds_consumer_put(struct ds_consumer *c)
+{
+	if (!refcount_dec_and_test(&c->refs))
+		return;
+	if (c->cfg.task)
+		put_task_struct(c->cfg.task);
+	kvfree(c->stream.buf);
+	kfree(c);
+}
+
+/*
+ * Lossless mode: on its way back to user mode the traced task waits until
+ * its consumer has made room, or is gone, or the task is killed.
+ */
+static void ds_throttle_fn(struct callback_head *head)
+{
+	struct ds_consumer *c = container_of(head, struct ds_consumer,
+					     throttle);
+
+	atomic_set(&c->throttle_queued, 0);
+	/* An exiting task produces nothing more worth waiting for. */
+	if (!(current->flags & PF_EXITING) &&
+	    ds_stream_pending(&c->stream) > c->limit) {
+		atomic64_inc(&c->throttled);
+		wait_event_killable(c->wait, READ_ONCE(c->dead) ||
+				    ds_stream_pending(&c->stream) <= c->limit);
+	}
+	ds_consumer_put(c);
+}
+
+/* Staging buffers and DS area programming. */
+
+static void ds_arm_fn(void *unused)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	ds_pause(dc);
+	ds_staging_arm(&dc->staging, (struct ds_bts_area *)dc->ds);
+	dc->armed = true;
+	ds_unpause(dc);
+}
+
+static void ds_disarm_fn(void *unused)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	ds_pause(dc);
+	ds_drain(dc, current);
+	dc->armed = false;
+	memset(dc->ds, 0, sizeof(struct ds_bts_area));
+	ds_unpause(dc);
+}
+
+static void *ds_staging_cea(int cpu)
+{
+	return &get_cpu_entry_area(cpu)->cpu_debug_buffers.ds_staging;
+}
+
+static int ds_cpu_up(unsigned int cpu)
+{
+	struct ds_cpu *dc = per_cpu_ptr(&ds_cpu, cpu);
+	unsigned int i, order = get_order(DS_STAGING_SIZE);
+	void *cea = ds_staging_cea(cpu);
+	struct page *pages;
+
+	if (dc->pages)
+		return 0;
+	pages = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL | __GFP_ZERO,
+				 order);
+	if (!pages)
+		return -ENOMEM;
+	for (i = 0; i < 1U << order; i++)
+		cea_set_pte(cea + i * PAGE_SIZE, page_to_phys(pages + i),
+			    PAGE_KERNEL);
+	flush_tlb_kernel_range((unsigned long)cea,
+			       (unsigned long)cea + DS_STAGING_SIZE);
+	dc->pages = pages;
+	dc->ds = ds_area(cpu);
+	ds_staging_init(&dc->staging, cea, DS_STAGING_RECORDS);
+	return smp_call_function_single(cpu, ds_arm_fn, NULL, 1);
+}
+
+static void ds_cpu_down(unsigned int cpu)
+{
+	struct ds_cpu *dc = per_cpu_ptr(&ds_cpu, cpu);
+	unsigned int i, order = get_order(DS_STAGING_SIZE);
+	void *cea = ds_staging_cea(cpu);
+
+	if (!dc->pages)
+		return;
+	if (cpu_online(cpu)) {
+		smp_call_function_single(cpu, ds_disarm_fn, NULL, 1);
+	} else {
+		dc->armed = false;
+		dc->ring = NULL;
+	}
+	for (i = 0; i < 1U << order; i++)
+		cea_set_pte(cea + i * PAGE_SIZE, 0, PAGE_NONE);
+	flush_tlb_kernel_range((unsigned long)cea,
+			       (unsigned long)cea + DS_STAGING_SIZE);
+	__free_pages(dc->pages, order);
+	dc->pages = NULL;
+}
+
+/*
+ * CPU hotplug, on the CPU: point IA32_DS_AREA at its save area (again, if
+ * perf did at CPU bring-up), and give it staging buffers while consumers
+ * exist.
+ */
+static int ds_hp_online(unsigned int cpu)
+{
+	int ret = 0;
+
+	preempt_disable();
+	ds_load_area();
+	preempt_enable();
+	mutex_lock(&ds_mutex);
+	if (ds_nr_consumers)
+		ret = ds_cpu_up(cpu);
+	mutex_unlock(&ds_mutex);
+	return ret;
+}
+
+static int ds_hp_offline(unsigned int cpu)
+{
+	mutex_lock(&ds_mutex);
+	ds_cpu_down(cpu);
+	mutex_unlock(&ds_mutex);
+	return 0;
+}
+
+/* The first consumer arms every CPU.  Context: ds_mutex, cpus_read_lock. */
+static int ds_start(void)
+{
+	unsigned int cpu;
+	int ret;
+
+	for_each_online_cpu(cpu) {
+		ret = ds_cpu_up(cpu);
+		if (ret)
+			goto fail;
+	}
+	static_branch_enable_cpuslocked(&ds_active);
+	return 0;
+fail:
+	for_each_online_cpu(cpu)
+		ds_cpu_down(cpu);
+	return ret;
+}
+
+static void ds_stop(void)
+{
+	unsigned int cpu;
+
+	static_branch_disable_cpuslocked(&ds_active);
+	for_each_online_cpu(cpu)
+		ds_cpu_down(cpu);
+}
+
+/* Consumer sets: replaced whole under ds_mutex, read under RCU. */
+
+static struct ds_set __rcu **ds_set_slot(const struct ds_bts_config *cfg)
+{
+	if (cfg->task)
+		return &cfg->task->thread.ds_consumers;
+	return &per_cpu(ds_cpu, cfg->cpu).set;
+}
+
+static int ds_set_update(struct ds_set __rcu **slot, struct ds_consumer *add,
+			 struct ds_consumer *remove)
+{
+	struct ds_set *old = rcu_dereference_protected(*slot,
+					lockdep_is_held(&ds_mutex));
+	struct ds_set *new;
+	unsigned int i;
+
+	/* Removal must not fail: a freed consumer would stay published. */
+	new = kzalloc(sizeof(*new), add ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL);
+	if (!new)
+		return -ENOMEM;
+	for (i = 0; old && i < old->nr; i++)
+		if (old->c[i] != remove)
+			new->c[new->nr++] = old->c[i];
+	if (add) {
+		if (new->nr == DS_MAX_CONSUMERS) {
+			kfree(new);
+			return -EBUSY;
+		}
+		new->c[new->nr++] = add;
+	}
+	if (!new->nr) {
+		kfree(new);
+		new = NULL;
+	}
+	rcu_assign_pointer(*slot, new);
+	if (old)
+		kfree_rcu(old, rcu);
+	return 0;
+}
+
+static int ds_check_config(const struct ds_bts_config *cfg)
+{
+	if (cfg->priv != DS_PRIV_KERNEL && cfg->priv != DS_PRIV_USER &&
+	    cfg->priv != DS_PRIV_ALL)
+		return -EINVAL;
+	if (cfg->mode != DS_MODE_RING && cfg->mode != DS_MODE_CONTINUOUS)
+		return -EINVAL;
+	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED))
+		return -EINVAL;
+	if ((cfg->flags & DS_BTS_LOSSLESS) &&
+	    (cfg->mode != DS_MODE_CONTINUOUS || cfg->priv != DS_PRIV_USER ||
+	     !cfg->task))
+		return -EINVAL;
+	if (cfg->nr_records < 2 || cfg->nr_records > (1U << 26) ||
+	    cfg->wakeup > cfg->nr_records)
+		return -EINVAL;
+	if (!cfg->task && (cfg->cpu < 0 || cfg->cpu >= nr_cpu_ids ||
+			   !cpu_possible(cfg->cpu)))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * ds_request_bts() - start tracing branches for a consumer
+ * @cfg: scope, filter, mode, size and callbacks
+ *
+ * Records flow once this returns (unless DS_BTS_SUSPENDED).  A task scope
+ * takes a reference on the task; the trace is not inherited by its
+ * children and survives exec.  A CPU scope records only while the CPU is
+ * online.
+ *
+ * Context: process, may sleep.
+ * Return: the consumer, or an ERR_PTR(): -EOPNOTSUPP without BTS, -EINVAL
+ * for a bad @cfg, -EBUSY while perf's BTS users hold the hardware or the
+ * CPU or task has DS_MAX_CONSUMERS consumers, -ENOMEM.
+ */
+struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
+{
+	struct ds_consumer *c;
+	u32 slots;
+	int ret;
+
+	if (!ds_hw.bts)
+		return ERR_PTR(-EOPNOTSUPP);
+	ret = ds_check_config(cfg);
+	if (ret)
+		return ERR_PTR(ret);
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return ERR_PTR(-ENOMEM);
+	c->cfg = *cfg;
+	if (!c->cfg.wakeup)
+		c->cfg.wakeup = max(cfg->nr_records / 2, 1U);
+	c->limit = cfg->nr_records;
+	/* A ring shows one slot fewer than it has (ds_stream_read_last()). */
+	slots = cfg->nr_records + 1;
+	if (cfg->flags & DS_BTS_LOSSLESS)
+		slots += DS_LOSSLESS_HEADROOM;
+	c->stream.buf = kvcalloc(slots, sizeof(struct bts_record),
+				 GFP_KERNEL);
+	if (!c->stream.buf) {
+		kfree(c);
+		return ERR_PTR(-ENOMEM);
+	}
+	ds_stream_init(&c->stream, c->stream.buf, slots, cfg->priv,
+		       cfg->mode);
+	init_irq_work(&c->notify, ds_notify_fn);
+	init_waitqueue_head(&c->wait);
+	refcount_set(&c->refs, 1);
+	c->suspended = cfg->flags & DS_BTS_SUSPENDED;
+	if (cfg->task)
+		get_task_struct(cfg->task);
+
+	cpus_read_lock();
+	mutex_lock(&ds_mutex);
+	ret = -EBUSY;
+	if (ds_perf_claims)
+		goto unlock;
+	ret = 0;
+	if (cfg->task && (cfg->task->flags & PF_EXITING))
+		ret = -ESRCH;
+	else if (!ds_nr_consumers)
+		ret = ds_start();
+	if (ret)
+		goto unlock;
+	ret = ds_set_update(ds_set_slot(cfg), c, NULL);
+	if (ret) {
+		if (!ds_nr_consumers)
+			ds_stop();
+		goto unlock;
+	}
+	ds_nr_consumers++;
+unlock:
+	mutex_unlock(&ds_mutex);
+	cpus_read_unlock();
+	if (ret) {
+		ds_consumer_put(c);
+		return ERR_PTR(ret);
+	}
+	/* Start the hardware for it now rather than at the next switch. */
+	ds_sync(c);
+	return c;
+}
+EXPORT_SYMBOL_GPL(ds_request_bts);
+
+/**
+ * ds_release_bts() - stop tracing for a consumer and free it
+ * @c: the consumer
+ *
+ * The detach contract: when this returns, no callback of @c is running or
+ * will run, and a task held back by @c in lossless mode has been let go.
+ *
+ * Context: process, may sleep; not from @c's own callbacks.
+ */
+void ds_release_bts(struct ds_consumer *c)
+{
+	cpus_read_lock();
+	mutex_lock(&ds_mutex);
+	/* A task that exited has no set left; removal is then a no-op. */
+	ds_set_update(ds_set_slot(&c->cfg), NULL, c);
+	mutex_unlock(&ds_mutex);
+	/* Make the hardware follow; no producer finds @c after this. */
+	ds_sync(c);
+	synchronize_rcu();
+
+	WRITE_ONCE(c->dead, true);
+	wake_up_all(&c->wait);
+	irq_work_sync(&c->notify);
+
+	mutex_lock(&ds_mutex);
+	if (!--ds_nr_consumers)
+		ds_stop();
+	mutex_unlock(&ds_mutex);
+	cpus_read_unlock();
+	ds_consumer_put(c);
+}
+EXPORT_SYMBOL_GPL(ds_release_bts);
+
+/**
+ * ds_suspend_bts() - stop recording for a consumer, keeping its records
+ * @c: the consumer
+ *
+ * Records staged before the call reach the stream; none after.
+ *
+ * Context: process, may sleep.
+ */
+void ds_suspend_bts(struct ds_consumer *c)
+{
+	ds_sync(c);
+	WRITE_ONCE(c->suspended, true);
+	ds_sync(c);
+}
+EXPORT_SYMBOL_GPL(ds_suspend_bts);
+
+/**
+ * ds_resume_bts() - resume recording for a consumer
+ * @c: the consumer
+ *
+ * Context: process, may sleep.
+ */
+void ds_resume_bts(struct ds_consumer *c)
+{
+	WRITE_ONCE(c->suspended, false);
+	ds_sync(c);
+}
+EXPORT_SYMBOL_GPL(ds_resume_bts);
+
+/**
+ * ds_read_last_bts() - copy a ring consumer's newest records
+ * @c: the consumer, in ring mode
+ * @out: room for @n records
+ * @n: how many are wanted
+ *
+ * Context: process, may sleep.
+ * Return: the number copied, oldest first; at most the ring's size.
+ */
+u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
+{
+	if (WARN_ON_ONCE(c->cfg.mode != DS_MODE_RING))
+		return 0;
+	ds_sync(c);
+	return ds_stream_read_last(&c->stream, out, n);
+}
+EXPORT_SYMBOL_GPL(ds_read_last_bts);
+
+/**
+ * ds_consume_bts() - take records from a continuous consumer's stream
+ * @c: the consumer, in continuous mode
+ * @out: room for @n records
+ * @n: how many are wanted at most
+ *
+ * Callers serialize among themselves; producers run concurrently.  What is
+ * still staged on a CPU arrives at the next drain; ds_suspend_bts() first
+ * to collect everything.
+ *
+ * Context: any but NMI, including @c's overflow callback.
+ * Return: the number of records copied to @out.
+ */
+u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
+{
+	u32 got;
+
+	if (WARN_ON_ONCE(c->cfg.mode != DS_MODE_CONTINUOUS))
+		return 0;
+	got = ds_stream_consume(&c->stream, out, n);
+	if (got && (c->cfg.flags & DS_BTS_LOSSLESS) &&
+	    ds_stream_pending(&c->stream) <= c->limit)
+		wake_up_all(&c->wait);
+	return got;
+}
+EXPORT_SYMBOL_GPL(ds_consume_bts);
+
+/**
+ * ds_bts_status() - a consumer's counters
+ * @c: the consumer
+ * @st: filled in
+ *
+ * Context: any but NMI.
+ */
+void ds_bts_status(struct ds_consumer *c, struct ds_bts_status *st)
+{
+	st->produced = READ_ONCE(c->stream.head);
+	st->pending = c->cfg.mode == DS_MODE_CONTINUOUS ?
+		      ds_stream_pending(&c->stream) : 0;
+	st->lost = READ_ONCE(c->stream.lost_total);
+	st->throttled = atomic64_read(&c->throttled);
+}
+EXPORT_SYMBOL_GPL(ds_bts_status);
+
+/**
+ * ds_exit_thread() - a traced task is exiting
+ * @tsk: the task, current
+ *
+ * Its last records reach the streams, and its consumers are told.  They
+ * stay valid until released.
+ *
+ * Context: process, from exit_thread().
+ */
+void ds_exit_thread(struct task_struct *tsk)
+{
+	struct ds_set *set;
+	unsigned int i;
+
+	/*
+	 * ds_request_bts() checks PF_EXITING under ds_mutex, so once we hold
+	 * it no set can appear.  A request that enabled the key after the
+	 * check below saw PF_EXITING: enabling synchronizes every CPU.
+	 */
+	if (!static_branch_unlikely(&ds_active))
+		return;
+	/* The task's last records, while its streams are still published. */
+	if (tsk == current) {
+		local_irq_disable();
+		ds_sync_local(NULL);
+		local_irq_enable();
+	}
+	mutex_lock(&ds_mutex);
+	set = rcu_dereference_protected(tsk->thread.ds_consumers,
+					lockdep_is_held(&ds_mutex));
+	RCU_INIT_POINTER(tsk->thread.ds_consumers, NULL);
+	mutex_unlock(&ds_mutex);
+	if (!set)
+		return;
+	/* Stop tracing the rest of the exit. */
+	if (tsk == current) {
+		local_irq_disable();
+		ds_sync_local(NULL);
+		local_irq_enable();
+	}
+	synchronize_rcu();
+
+	for (i = 0; i < set->nr; i++) {
+		struct ds_consumer *c = set->c[i];
+
+		if (c->cfg.ops && c->cfg.ops->task_exit)
+			c->cfg.ops->task_exit(c, c->cfg.data);
+	}
+	kfree(set);
+}
+
+/* perf's BTS users: mutual exclusion, until they become consumers. */
+
+/**
+ * ds_claim_bts_hw() - take the BTS hardware for perf's own BTS code
+ *
+ * While a claim is held the layer has no consumer and leaves the BTS
+ * fields of the DS save area and the BTS bits of DEBUGCTL to perf.
+ *
+ * Context: process, may sleep.
+ * Return: 0, or -EBUSY while the layer has consumers.
+ */
+int ds_claim_bts_hw(void)
+{
+	int ret = 0;
+
+	mutex_lock(&ds_mutex);
+	if (ds_nr_consumers)
+		ret = -EBUSY;
+	else
+		ds_perf_claims++;
+	mutex_unlock(&ds_mutex);
+	return ret;
+}
+
+/**
+ * ds_unclaim_bts_hw() - give back a ds_claim_bts_hw() claim
+ *
+ * Context: any that may sleep.
+ */
+void ds_unclaim_bts_hw(void)
+{
+	mutex_lock(&ds_mutex);
+	WARN_ON_ONCE(!ds_perf_claims--);
+	mutex_unlock(&ds_mutex);
+}
+
+static void __init ds_detect(void)
+{
+	u64 misc;
+
+	if (!boot_cpu_has(X86_FEATURE_DS) || !boot_cpu_has(X86_FEATURE_DTES64))
+		return;
+	rdmsrl(MSR_IA32_MISC_ENABLE, misc);
+	ds_hw.bts = !(misc & MSR_IA32_MISC_ENABLE_BTS_UNAVAIL);
+	ds_hw.ds_cpl = boot_cpu_has(X86_FEATURE_DSCPL);
+}
+
+static int __init ds_init(void)
+{
+	int ret;
+
+	ds_detect();
+	pr_info("BTS %s, DS-CPL %s\n", ds_hw.bts ? "yes" : "no",
+		ds_hw.ds_cpl ? "yes" : "no");
+	if (!ds_hw.bts)
+		return 0;
+	ret = register_nmi_handler(NMI_LOCAL, ds_nmi, 0, "ds");
+	if (ret)
+		return ret;
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
+				ds_hp_online, ds_hp_offline);
+	if (ret < 0) {
+		unregister_nmi_handler(NMI_LOCAL, "ds");
+		ds_hw.bts = false;
+		return ret;
+	}
+	return 0;
+}
+arch_initcall(ds_init);
