@@ -134,6 +134,8 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
 
 /* Serializes requests, releases, hotplug and perf's claim. */
 static DEFINE_MUTEX(ds_mutex);
+/* Held for reading across a fork's task_fork callbacks. */
+static DECLARE_RWSEM(ds_fork_sem);
 /* Consumers in existence; the staging buffers exist while non-zero. */
 static unsigned int ds_nr_consumers;
 /* perf's BTS users hold the hardware. */
@@ -765,7 +767,10 @@ static int ds_check_config(const struct ds_bts_config *cfg)
 		return -EINVAL;
 	if (cfg->mode != DS_MODE_RING && cfg->mode != DS_MODE_CONTINUOUS)
 		return -EINVAL;
-	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED))
+	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED | DS_BTS_INHERIT))
+		return -EINVAL;
+	if ((cfg->flags & DS_BTS_INHERIT) &&
+	    (!cfg->task || !cfg->ops || !cfg->ops->task_fork))
 		return -EINVAL;
 	if ((cfg->flags & DS_BTS_LOSSLESS) &&
 	    (cfg->mode != DS_MODE_CONTINUOUS || cfg->priv != DS_PRIV_USER ||
@@ -785,8 +790,8 @@ static int ds_check_config(const struct ds_bts_config *cfg)
  * @cfg: scope, filter, mode, size and callbacks
  *
  * Records flow once this returns (unless DS_BTS_SUSPENDED).  A task scope
- * takes a reference on the task; the trace is not inherited by its
- * children and survives exec.  A CPU scope records only while the CPU is
+ * takes a reference on the task; the trace survives exec, and its children
+ * are traced only with DS_BTS_INHERIT.  A CPU scope records only while the CPU is
  * online.
  *
  * Context: process, may sleep.
@@ -875,7 +880,6 @@ EXPORT_SYMBOL_GPL(ds_request_bts);
  */
 void ds_release_bts(struct ds_consumer *c)
 {
-	cpus_read_lock();
 	mutex_lock(&ds_mutex);
 	/* A task that exited has no set left; removal is then a no-op. */
 	ds_set_update(ds_set_slot(&c->cfg), NULL, c);
@@ -883,11 +887,16 @@ void ds_release_bts(struct ds_consumer *c)
 	/* Make the hardware follow; no producer finds @c after this. */
 	ds_sync(c);
 	synchronize_rcu();
+	/* Nor a fork: one under way has called task_fork when we get it. */
+	down_write(&ds_fork_sem);
+	up_write(&ds_fork_sem);
 
 	WRITE_ONCE(c->dead, true);
 	wake_up_all(&c->wait);
 	irq_work_sync(&c->notify);
 
+	/* Not held above: a fork holding ds_fork_sem may want it. */
+	cpus_read_lock();
 	mutex_lock(&ds_mutex);
 	if (!--ds_nr_consumers)
 		ds_stop();
@@ -990,7 +999,7 @@ EXPORT_SYMBOL_GPL(ds_bts_status);
 
 /**
  * ds_exit_thread() - a traced task is exiting
- * @tsk: the task, current
+ * @tsk: the task: current, or a child whose clone failed
  *
  * Its last records reach the streams, and its consumers are told.  They
  * stay valid until released.
@@ -1037,6 +1046,54 @@ void ds_exit_thread(struct task_struct *tsk)
 			c->cfg.ops->task_exit(c, c->cfg.data);
 	}
 	kfree(set);
+}
+
+/**
+ * ds_fork_thread() - a traced task creates a thread or process
+ * @child: the new task, not running yet
+ *
+ * Every DS_BTS_INHERIT consumer of current gets a like consumer of @child,
+ * handed to its task_fork callback.  The child's trace starts when it
+ * first runs.
+ *
+ * Context: process, copy_thread() of a user task, may sleep.
+ * Return: 0, or the error that must fail the clone.
+ */
+int ds_fork_thread(struct task_struct *child)
+{
+	struct ds_consumer *cons[DS_MAX_CONSUMERS];
+	unsigned int i, n = 0;
+	struct ds_set *set;
+	int ret = 0;
+
+	if (!static_branch_unlikely(&ds_active))
+		return 0;
+	/* A release waits for us: its consumer's callback runs before. */
+	down_read(&ds_fork_sem);
+	mutex_lock(&ds_mutex);
+	set = rcu_dereference_protected(current->thread.ds_consumers,
+					lockdep_is_held(&ds_mutex));
+	for (i = 0; set && i < set->nr; i++)
+		if (set->c[i]->cfg.flags & DS_BTS_INHERIT)
+			cons[n++] = set->c[i];
+	mutex_unlock(&ds_mutex);
+
+	for (i = 0; i < n && !ret; i++) {
+		struct ds_bts_config cfg = cons[i]->cfg;
+		struct ds_consumer *c;
+
+		cfg.task = child;
+		c = ds_request_bts(&cfg);
+		if (IS_ERR(c))
+			ret = PTR_ERR(c);
+		else
+			cfg.ops->task_fork(cons[i], c, cfg.data);
+	}
+	up_read(&ds_fork_sem);
+	/* The clone fails: the child's consumers see it exit. */
+	if (ret)
+		ds_exit_thread(child);
+	return ret;
 }
 
 /* perf's BTS users: mutual exclusion, until they become consumers. */

@@ -49,10 +49,16 @@ enum ds_overflow_action {
  *	with itself for one consumer.  Optional.
  * @task_exit: the traced task is exiting; no record follows.  Context:
  *	process, the exiting task, may sleep.  Optional.
+ * @task_fork: with DS_BTS_INHERIT, the traced task created a thread or a
+ *	process, traced by @child, a new consumer like @c that the callback
+ *	now owns.  Context: process, the parent in clone(), before the child
+ *	runs; may sleep.  Required with DS_BTS_INHERIT.
  */
 struct ds_bts_ops {
 	enum ds_overflow_action (*overflow)(struct ds_consumer *c, void *data);
 	void (*task_exit)(struct ds_consumer *c, void *data);
+	void (*task_fork)(struct ds_consumer *c, struct ds_consumer *child,
+			  void *data);
 };
 
 /* ds_bts_config.flags: */
@@ -60,6 +66,8 @@ struct ds_bts_ops {
 #define DS_BTS_LOSSLESS		BIT(0)
 /* Start suspended: nothing is recorded before ds_resume_bts(). */
 #define DS_BTS_SUSPENDED	BIT(1)
+/* Task scope: trace the threads and processes it creates, see task_fork. */
+#define DS_BTS_INHERIT		BIT(2)
 
 /**
  * struct ds_bts_config - what a BTS consumer asks for
@@ -121,6 +129,7 @@ void ds_load_area(void);
 DECLARE_STATIC_KEY_FALSE(ds_active);
 void __ds_switch_to(struct task_struct *prev, struct task_struct *next);
 void ds_exit_thread(struct task_struct *tsk);
+int ds_fork_thread(struct task_struct *child);
 
 /* Nothing on the context switch path unless a consumer exists. */
 static __always_inline void ds_switch_to(struct task_struct *prev,
@@ -145,6 +154,7 @@ static inline void ds_unclaim_bts_hw(void) { }
 static inline void ds_switch_to(struct task_struct *prev,
 				struct task_struct *next) { }
 static inline void ds_exit_thread(struct task_struct *tsk) { }
+static inline int ds_fork_thread(struct task_struct *child) { return 0; }
 
 /* Without the layer, perf's PEBS code still needs the save area. */
 static inline struct debug_store *ds_area(int cpu)
