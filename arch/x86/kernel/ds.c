@@ -347,8 +347,7 @@ static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
 	}
 	nr = ds_staging_take(&dc->staging, (struct ds_bts_area *)dc->ds,
 			     &recs);
-	if (!nr)
-		return;
+	/* Even without records: a stream may owe a loss record. */
 	n = ds_streams(dc, task, cons);
 	for (i = 0; i < n; i++)
 		streams[i] = &cons[i]->stream;

@@ -50,6 +50,13 @@ static void ds_write(struct ds_stream *s, u64 from, u64 to, u64 flags)
 {
 	struct bts_record *r = &s->buf[s->pos];
 
+	/*
+	 * Order the publication of the previous record before overwriting
+	 * this slot.  Pairs with smp_rmb() in ds_stream_read_last(): a reader
+	 * that copied part of this record then sees @head moved past it.
+	 */
+	smp_wmb();
+
 	/* @pos is @head % @size, without a division per record. */
 	if (++s->pos == s->size)
 		s->pos = 0;

@@ -477,10 +477,11 @@ static void ds_test_no_address_leaks(struct kunit *test)
 
 #define DS_TEST_ON		(DS_DEBUGCTL_TR | DS_DEBUGCTL_BTS)
 #define DS_TEST_TRACING		(DS_TEST_ON | DS_DEBUGCTL_BTINT)
-#define DS_TEST_FILTERS		(DS_DEBUGCTL_BTS_OFF_OS | DS_DEBUGCTL_BTS_OFF_USR)
+#define DS_TEST_FILTERS		(DS_DEBUGCTL_BTS_OFF_OS | \
+				 DS_DEBUGCTL_BTS_OFF_USR)
 
-/* A marker: a pseudo-record type the core knows nothing about. */
-#define DS_TEST_MARKER		PSEUDO(0x7f, 0x1234, U(0x4242), 42)
+/* A marker as ds.c makes it; the core passes it on unfiltered. */
+#define DS_TEST_MARKER	PSEUDO(BTS_PSEUDO_MARKER, 0x1234, U(0x4242), 42)
 
 static bool ds_test_kernel_addr(u64 addr)
 {
@@ -795,7 +796,8 @@ static void ds_test_rig_read(struct ds_test_rig *rig, enum ds_test_read read)
 /*
  * What ds.c does at a threshold PMI, a context switch or a marker: stop
  * the hardware, swap sub-buffers, let it run on into the other one while
- * the records taken are splayed.
+ * the records taken are splayed.  An empty take is splayed too, as the
+ * core asks, to report losses that have room again.
  */
 static void ds_test_drain(struct ds_test_rig *rig)
 {
@@ -896,7 +898,7 @@ static u32 ds_test_expected(struct ds_test_rig *rig, enum ds_priv priv,
 		KUNIT_EXPECT_TRUE_MSG(rig->test, n_ref &&
 				      BTS_PSEUDO_TYPE(rig->ref[n_ref - 1].from)
 				      == type,
-				      "the last crossing makes the last record");
+				      "the last crossing, the last record");
 		n_ref--;
 	}
 	for (i = 0; i < n_ref; i++) {
@@ -930,8 +932,9 @@ static void ds_test_expect_consumer(struct ds_test_rig *rig, unsigned int i,
 	u32 size = c->size, n;
 	char msg[160];
 
-	snprintf(msg, sizeof(msg), "%s, consumer %u (priv %u, read %u, size %u)",
-		 what, i, c->priv, c->read, size);
+	snprintf(msg, sizeof(msg),
+		 "%s, consumer %u (priv %u, read %u, size %u)", what, i,
+		 c->priv, c->read, size);
 	if (c->read == DS_TEST_LAST) {
 		/* A ring of @size slots holds exactly the newest size - 1. */
 		n = min(n_want, size - 1);
@@ -973,7 +976,7 @@ static void ds_test_rig_check_taken(struct ds_test_rig *rig,
 	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.gp, 0,
 			    "%s: reserved DEBUGCTL bits set", what);
 	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.wild, 0,
-			    "%s: DS save area outside the staging buffer", what);
+			    "%s: DS save area outside staging", what);
 	KUNIT_EXPECT_EQ_MSG(rig->test, rig->taken, rig->cpu.written,
 			    "%s: records taken, against written", what);
 }
@@ -1083,6 +1086,41 @@ static const u32 ds_test_subs[] = {
 	DS_STAGING_SLACK + 1, DS_STAGING_SLACK + 2, 24, 64, DS_TEST_NR_MAX,
 };
 
+/*
+ * One run as ds.c would make it: the consumers arrive, the CPU runs the
+ * trace with the PMI handler draining, the consumers leave.  The hardware's
+ * counts are checked here, the streams by the caller.
+ */
+static void ds_test_hw_run(struct ds_test_rig *rig,
+			   const struct ds_test_consumer *con,
+			   unsigned int nr_con, bool ds_cpl, u32 nr_sub,
+			   u32 pmi_delay, unsigned int nr, const char *what)
+{
+	ds_test_rig_start(rig, con, nr_con, ds_cpl, nr_sub, pmi_delay);
+	ds_test_rig_run(rig, rig->trace, nr);
+	ds_test_rig_stop(rig);
+	ds_test_rig_check_pmis(rig, rig->trace, nr, what);
+}
+
+/* One run of ds_test_hw_sweep(), on a trace of its own. */
+static void ds_test_hw_sweep_one(struct ds_test_rig *rig,
+				 const struct ds_test_consumer *con,
+				 unsigned int nr_con, bool ds_cpl, u32 nr_sub,
+				 bool in_kernel, enum ds_test_end end)
+{
+	u64 seed = 0x9e3779b97f4a7c15ULL *
+		   (nr_sub * 16 + ds_cpl * 8 + in_kernel * 4 + end + 1);
+	unsigned int nr = DS_TEST_TRACE_MAX - seed % 97;
+	char what[96];
+
+	ds_test_make_trace(rig->trace, nr, in_kernel, end, seed);
+	snprintf(what, sizeof(what),
+		 "DS-CPL %d, sub-buffer %u, %u records from %s, end %d",
+		 ds_cpl, nr_sub, nr, in_kernel ? "kernel" : "user", end);
+	ds_test_hw_run(rig, con, nr_con, ds_cpl, nr_sub, 0, nr, what);
+	ds_test_rig_check(rig, rig->trace, nr, what);
+}
+
 /**
  * ds_test_hw_sweep() - run consumers through the hardware, many ways
  * @rig:    the rig
@@ -1098,27 +1136,14 @@ static void ds_test_hw_sweep(struct ds_test_rig *rig,
 			     const struct ds_test_consumer *con,
 			     unsigned int nr_con)
 {
-	unsigned int cpl, sub, start, end, nr, run = 0;
-	char what[96];
+	unsigned int cpl, sub, shape;
 
 	for (cpl = 0; cpl < 2; cpl++)
-	for (sub = 0; sub < ARRAY_SIZE(ds_test_subs); sub++)
-	for (start = 0; start < 2; start++)
-	for (end = DS_TEST_END_ANY; end <= DS_TEST_END_TO_KERNEL; end++) {
-		u64 seed = 0x9e3779b97f4a7c15ULL * ++run;
-
-		nr = DS_TEST_TRACE_MAX - seed % 97;
-		ds_test_make_trace(rig->trace, nr, start, end, seed);
-		snprintf(what, sizeof(what),
-			 "DS-CPL %u, sub-buffer %u, %u records from %s, end %u",
-			 cpl, ds_test_subs[sub], nr, start ? "kernel" : "user",
-			 end);
-		ds_test_rig_start(rig, con, nr_con, cpl, ds_test_subs[sub], 0);
-		ds_test_rig_run(rig, rig->trace, nr);
-		ds_test_rig_stop(rig);
-		ds_test_rig_check_pmis(rig, rig->trace, nr, what);
-		ds_test_rig_check(rig, rig->trace, nr, what);
-	}
+		for (sub = 0; sub < ARRAY_SIZE(ds_test_subs); sub++)
+			for (shape = 0; shape < 6; shape++)
+				ds_test_hw_sweep_one(rig, con, nr_con, cpl,
+						     ds_test_subs[sub],
+						     shape / 3, shape % 3);
 }
 
 /*
@@ -1136,7 +1161,8 @@ static void ds_test_debugctl_for(struct kunit *test)
 		{ 0, false, 0 },
 		{ 0, true, 0 },
 		{ DS_PRIV_USER, false, DS_TEST_TRACING },
-		{ DS_PRIV_USER, true, DS_TEST_TRACING | DS_DEBUGCTL_BTS_OFF_OS },
+		{ DS_PRIV_USER, true,
+		  DS_TEST_TRACING | DS_DEBUGCTL_BTS_OFF_OS },
 		{ DS_PRIV_KERNEL, false, DS_TEST_TRACING },
 		{ DS_PRIV_KERNEL, true,
 		  DS_TEST_TRACING | DS_DEBUGCTL_BTS_OFF_USR },
@@ -1193,8 +1219,8 @@ static void ds_test_staging_halves(struct kunit *test)
 					    "sub %u, half %u: index", nr, half);
 			KUNIT_EXPECT_EQ_MSG(test, hw.max, base + nr * rec,
 					    "sub %u, half %u: max", nr, half);
-			KUNIT_EXPECT_EQ_MSG(test, hw.threshold,
-					    base + (nr - DS_STAGING_SLACK) * rec,
+			KUNIT_EXPECT_EQ_MSG(test, hw.threshold, hw.max -
+					    DS_STAGING_SLACK * rec,
 					    "sub %u, half %u: threshold", nr,
 					    half);
 			/* Nothing written: nothing taken, halves swapped. */
@@ -1238,9 +1264,9 @@ static void ds_test_hw_model(struct kunit *test)
 	};
 	static const struct bts_record mix[] = {
 		REC(U(0x10), U(0x20)),		/* user */
-		REC(U(0x30), K_SYSCALL),	/* entry, taken in user mode */
+		REC(U(0x30), K_SYSCALL),	/* entry: taken at CPL 3 */
 		REC(K(0x10), K(0x20)),		/* kernel */
-		REC(K(0x30), U(0x40)),		/* return, taken in the kernel */
+		REC(K(0x30), U(0x40)),		/* return: at CPL 0 */
 	};
 	const u32 nr = DS_STAGING_SLACK + 4, thr = 4;
 	const u64 rec = sizeof(struct bts_record);
@@ -1419,6 +1445,33 @@ static void ds_test_hw_many_consumers(struct kunit *test)
 }
 
 /*
+ * One run of ds_test_hw_pmi_count(): @len 0 ends the trace right after a
+ * PMI emptied the sub-buffer, 1 one record short of the next PMI, 2 on it.
+ */
+static void ds_test_hw_pmi_one(struct ds_test_rig *rig,
+			       const struct ds_test_consumer *con,
+			       u32 nr_sub, u32 pmi_delay, unsigned int len)
+{
+	u32 thr = nr_sub - DS_STAGING_SLACK, c = thr + pmi_delay;
+	u32 nr = (DS_TEST_TRACE_MAX - 2 * c) / c * c;
+	char what[96];
+
+	nr += len ? thr - 2 + len : 0;
+	ds_test_make_trace(rig->trace, nr, false, DS_TEST_END_ANY,
+			   0x2545f4914f6cdd1dULL + nr);
+	snprintf(what, sizeof(what),
+		 "priv %u, sub-buffer %u, PMI %u late, %u records",
+		 con->priv, nr_sub, pmi_delay, nr);
+	ds_test_hw_run(rig, con, 2, true, nr_sub, pmi_delay, nr, what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.dropped, 0,
+			    "%s: within the slack", what);
+	if (con->priv == DS_PRIV_ALL && thr == 1 && !pmi_delay)
+		KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.pmis, nr,
+				    "%s: a PMI at every record", what);
+	ds_test_rig_check(rig, rig->trace, nr, what);
+}
+
+/*
  * Threshold PMIs, many of them: one per T records of the sub-buffer, or
  * per T + d when the handler comes d records late, up to DS_STAGING_SLACK
  * late without a record lost; and traces that end just short of a PMI, on
@@ -1426,49 +1479,25 @@ static void ds_test_hw_many_consumers(struct kunit *test)
  */
 static void ds_test_hw_pmi_count(struct kunit *test)
 {
-	static const struct ds_test_consumer all[] = {
-		{ DS_PRIV_ALL, DS_TEST_AT_END, DS_TEST_WHOLE },
-		{ DS_PRIV_USER, DS_TEST_LAST, 20 },
-	};
-	static const struct ds_test_consumer user[] = {
-		{ DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE },
-		{ DS_PRIV_USER, DS_TEST_LAST, 20 },
+	static const struct ds_test_consumer sets[][2] = {
+		{ { DS_PRIV_ALL, DS_TEST_AT_END, DS_TEST_WHOLE },
+		  { DS_PRIV_USER, DS_TEST_LAST, 20 } },
+		{ { DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE },
+		  { DS_PRIV_USER, DS_TEST_LAST, 20 } },
 	};
 	static const u32 delays[] = {
 		0, 1, DS_STAGING_SLACK / 2, DS_STAGING_SLACK
 	};
 	struct ds_test_rig *rig = ds_test_rig_alloc(test);
-	unsigned int sub, d, len, set, most = 0;
-	char what[96];
+	unsigned int set, sub, d, len;
 
-	for (set = 0; set < 2; set++)
-	for (sub = 0; sub < ARRAY_SIZE(ds_test_subs); sub++)
-	for (d = 0; d < ARRAY_SIZE(delays); d++)
-	for (len = 0; len < 3; len++) {
-		u32 thr = ds_test_subs[sub] - DS_STAGING_SLACK;
-		u32 c = thr + delays[d];
-		u32 nr = (DS_TEST_TRACE_MAX - 2 * c) / c * c;
-
-		/* Right after a PMI, one short of the next, on it. */
-		nr += len ? thr - 2 + len : 0;
-		ds_test_make_trace(rig->trace, nr, false, DS_TEST_END_ANY,
-				   0x2545f4914f6cdd1dULL + nr);
-		snprintf(what, sizeof(what),
-			 "%s, sub-buffer %u, PMI %u late, %u records",
-			 set ? "user" : "all", ds_test_subs[sub], delays[d], nr);
-		ds_test_rig_start(rig, set ? user : all, 2, true,
-				  ds_test_subs[sub], delays[d]);
-		ds_test_rig_run(rig, rig->trace, nr);
-		ds_test_rig_stop(rig);
-		ds_test_rig_check_pmis(rig, rig->trace, nr, what);
-		KUNIT_EXPECT_EQ_MSG(test, rig->cpu.dropped, 0,
-				    "%s: within the slack", what);
-		ds_test_rig_check(rig, rig->trace, nr, what);
-		if (rig->cpu.pmis > most)
-			most = rig->cpu.pmis;
-	}
-	KUNIT_EXPECT_GT_MSG(test, most, DS_TEST_TRACE_MAX / 2,
-			    "a PMI per record with the smallest sub-buffer");
+	for (set = 0; set < ARRAY_SIZE(sets); set++)
+		for (sub = 0; sub < ARRAY_SIZE(ds_test_subs); sub++)
+			for (d = 0; d < ARRAY_SIZE(delays); d++)
+				for (len = 0; len < 3; len++)
+					ds_test_hw_pmi_one(rig, sets[set],
+							   ds_test_subs[sub],
+							   delays[d], len);
 }
 
 /*
@@ -1489,31 +1518,71 @@ static void ds_test_hw_late_pmi_drops(struct kunit *test)
 	static const u32 subs[] = { DS_STAGING_SLACK + 1, 40 };
 	struct ds_test_rig *rig = ds_test_rig_alloc(test);
 	struct bts_record *kept = ds_test_records(test, DS_TEST_TRACE_MAX);
-	unsigned int sub, d, i, n_kept;
 	const u32 nr = DS_TEST_TRACE_MAX - 3;
+	unsigned int sub, d, i, n_kept;
 	char what[64];
 
-	for (sub = 0; sub < ARRAY_SIZE(subs); sub++)
-	for (d = 0; d < ARRAY_SIZE(delays); d++) {
-		u32 c = subs[sub] - DS_STAGING_SLACK + delays[d];
+	for (sub = 0; sub < ARRAY_SIZE(subs); sub++) {
+		for (d = 0; d < ARRAY_SIZE(delays); d++) {
+			u32 c = subs[sub] - DS_STAGING_SLACK + delays[d];
 
-		ds_test_make_trace(rig->trace, nr, true, DS_TEST_END_ANY,
-				   0xda942042e4dd58b5ULL * (d + 1) + sub);
-		snprintf(what, sizeof(what), "sub-buffer %u, PMI %u late",
-			 subs[sub], delays[d]);
-		ds_test_rig_start(rig, con, ARRAY_SIZE(con), true, subs[sub],
-				  delays[d]);
-		ds_test_rig_run(rig, rig->trace, nr);
-		ds_test_rig_stop(rig);
-		ds_test_rig_check_pmis(rig, rig->trace, nr, what);
-		KUNIT_EXPECT_GT_MSG(test, rig->cpu.dropped, 0,
-				    "%s: the hardware dropped records", what);
+			ds_test_make_trace(rig->trace, nr, true,
+					   DS_TEST_END_ANY,
+					   0xda942042e4dd58b5ULL * (d + 1) +
+					   sub);
+			snprintf(what, sizeof(what),
+				 "sub-buffer %u, PMI %u late", subs[sub],
+				 delays[d]);
+			ds_test_hw_run(rig, con, ARRAY_SIZE(con), true,
+				       subs[sub], delays[d], nr, what);
+			KUNIT_EXPECT_GT_MSG(test, rig->cpu.dropped, 0,
+					    "%s: records dropped", what);
 
-		/* Of every c records, the first nr_sub fit. */
-		for (i = 0, n_kept = 0; i < nr; i++)
-			if (i % c < subs[sub])
-				kept[n_kept++] = rig->trace[i];
-		ds_test_rig_check(rig, kept, n_kept, what);
+			/* Of every c records, the first nr_sub fit. */
+			for (i = 0, n_kept = 0; i < nr; i++)
+				if (i % c < subs[sub])
+					kept[n_kept++] = rig->trace[i];
+			ds_test_rig_check(rig, kept, n_kept, what);
+		}
+	}
+}
+
+/*
+ * One run of ds_test_hw_marker_between_batches(): a marker after the first
+ * @cut records of a trace of @nr.
+ */
+static void ds_test_hw_marker_one(struct ds_test_rig *rig,
+				  const struct ds_test_consumer *con,
+				  unsigned int nr_con, bool ds_cpl,
+				  unsigned int cut, unsigned int nr)
+{
+	const struct bts_record marker = DS_TEST_MARKER;
+	unsigned int i, at;
+	u32 n, before;
+	char what[80];
+
+	ds_test_make_trace(rig->trace, nr, cut & 1, DS_TEST_END_ANY,
+			   0x8badf00dULL + cut);
+	ds_test_rig_start(rig, con, nr_con, ds_cpl, DS_STAGING_SLACK + 4, 0);
+	ds_test_rig_run(rig, rig->trace, cut);
+	ds_test_drain(rig);
+	for (i = 0; i < nr_con; i++)
+		ds_stream_append(&rig->s[i], &marker);
+	ds_test_rig_run(rig, rig->trace + cut, nr - cut);
+	ds_test_rig_stop(rig);
+
+	snprintf(what, sizeof(what), "%u consumers, DS-CPL %d, marker after %u",
+		 nr_con, ds_cpl, cut);
+	ds_test_rig_check_taken(rig, what);
+	for (i = 0; i < nr_con; i++) {
+		before = ds_test_expected(rig, con[i].priv, rig->trace, cut,
+					  rig->want);
+		n = ds_test_expected(rig, con[i].priv, rig->trace, nr,
+				     rig->want);
+		for (at = n; at > before; at--)
+			rig->want[at] = rig->want[at - 1];
+		rig->want[before] = marker;
+		ds_test_expect_consumer(rig, i, rig->want, n + 1, what);
 	}
 }
 
@@ -1537,50 +1606,115 @@ static void ds_test_hw_marker_between_batches(struct kunit *test)
 		{ DS_PRIV_USER, DS_TEST_LAST, 60 },
 		{ DS_PRIV_USER, DS_TEST_EACH_DRAIN, DS_TEST_KEEP_UP },
 	};
-	static const struct {
-		const struct ds_test_consumer	*con;
-		unsigned int			nr_con;
-	} sets[] = {
-		{ mixed, ARRAY_SIZE(mixed) },
-		{ user, ARRAY_SIZE(user) },
-	};
-	const struct bts_record marker = DS_TEST_MARKER;
 	struct ds_test_rig *rig = ds_test_rig_alloc(test);
-	unsigned int set, cut, i, at, cpl, in_kernel;
-	const u32 nr = 200;
-	char what[80];
+	const unsigned int nr = 200;
+	unsigned int cpl, cut, step;
 
-	for (set = 0; set < ARRAY_SIZE(sets); set++)
-	for (cpl = 0; cpl < 2; cpl++)
-	for (cut = 0; cut <= nr; cut += cut < 8 || cut > nr - 8 ? 1 : 23) {
-		ds_test_make_trace(rig->trace, nr, cut & 1, DS_TEST_END_ANY,
-				   0x8badf00dULL + cut);
-		ds_test_rig_start(rig, sets[set].con, sets[set].nr_con, cpl,
-				  DS_STAGING_SLACK + 4, 0);
-		ds_test_rig_run(rig, rig->trace, cut);
-		ds_test_drain(rig);
-		for (i = 0; i < sets[set].nr_con; i++)
-			ds_stream_append(&rig->s[i], &marker);
-		ds_test_rig_run(rig, rig->trace + cut, nr - cut);
-		ds_test_rig_stop(rig);
+	/* Every cut near the ends, some in between. */
+	for (cpl = 0; cpl < 2; cpl++) {
+		for (cut = 0; cut <= nr; cut += step) {
+			ds_test_hw_marker_one(rig, mixed, ARRAY_SIZE(mixed),
+					      cpl, cut, nr);
+			ds_test_hw_marker_one(rig, user, ARRAY_SIZE(user),
+					      cpl, cut, nr);
+			step = cut < 8 || cut + 23 > nr - 8 ? 1 : 23;
+		}
+	}
+}
 
-		in_kernel = cut && ds_test_kernel_addr(rig->trace[cut - 1].to);
-		snprintf(what, sizeof(what),
-			 "set %u, DS-CPL %u, marker after %u (in %s)", set,
-			 cpl, cut, in_kernel ? "kernel" : "user");
-		ds_test_rig_check_taken(rig, what);
-		for (i = 0; i < sets[set].nr_con; i++) {
-			enum ds_priv priv = sets[set].con[i].priv;
-			u32 n, before;
+/*
+ * One run of ds_test_hw_ring(): @nr branches, with a task switch written
+ * into the ring after the first @cut, as __ds_switch_to() does.
+ */
+static void ds_test_hw_ring_one(struct ds_test_rig *rig, u32 nr_sub,
+				u32 size, unsigned int nr, unsigned int cut)
+{
+	const struct ds_test_consumer con = { DS_PRIV_ALL, DS_TEST_LAST, size };
+	const struct bts_record sw = {
+		.from = BTS_PSEUDO(BTS_PSEUDO_SWITCH, 0), .to = 77, .flags = 70,
+	};
+	const u64 rec = sizeof(struct bts_record);
+	const struct bts_record *segs[2];
+	u32 nrs[2], kept, i;
+	u64 ctl;
+	char what[64];
 
-			before = ds_test_expected(rig, priv, rig->trace, cut,
-						  rig->want);
-			n = ds_test_expected(rig, priv, rig->trace, nr,
-					     rig->want);
-			for (at = n; at > before; at--)
-				rig->want[at] = rig->want[at - 1];
-			rig->want[before] = marker;
-			ds_test_expect_consumer(rig, i, rig->want, n + 1, what);
+	ds_test_make_trace(rig->trace, nr, nr & 1, DS_TEST_END_ANY,
+			   0x5deece66dULL + nr);
+	ds_test_rig_start(rig, &con, 1, true, nr_sub, 0);
+
+	/* What ds_unpause() does for a lone flight recorder. */
+	ds_test_wrmsr(&rig->cpu, 0);
+	ds_staging_arm_ring(&rig->st, &rig->cpu.hw);
+	ctl = ds_debugctl_for(DS_PRIV_ALL, true) & ~DS_DEBUGCTL_BTINT;
+	ds_test_wrmsr(&rig->cpu, ctl);
+	ds_test_rig_run(rig, rig->trace, cut);
+	ds_test_wrmsr(&rig->cpu, 0);
+	ds_staging_ring_append(&rig->st, &rig->cpu.hw, &sw);
+	ds_test_wrmsr(&rig->cpu, ctl);
+	ds_test_rig_run(rig, rig->trace + cut, nr - cut);
+
+	/* The consumer looks: ds_ring_leave(). */
+	ds_test_wrmsr(&rig->cpu, 0);
+	ds_staging_take_ring(&rig->st, &rig->cpu.hw, segs, nrs);
+	ds_splay(segs[0], nrs[0], rig->streams, 1, ds_test_classify);
+	ds_splay(segs[1], nrs[1], rig->streams, 1, ds_test_classify);
+	ds_test_rig_read(rig, DS_TEST_LAST);
+
+	snprintf(what, sizeof(what), "ring of %u, stream of %u, %u records",
+		 2 * nr_sub, size, nr);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.pmis + rig->cpu.dropped, 0,
+			    "%s: a ring never interrupts nor drops", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.written, nr, "%s", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.gp + rig->cpu.wild, 0,
+			    "%s: DEBUGCTL or DS save area wrong", what);
+
+	/* The hardware kept the newest 2 * nr_sub of branches and switch. */
+	for (i = 0; i < nr; i++)
+		rig->want[i + (i >= cut)] = rig->trace[i];
+	rig->want[cut] = sw;
+	kept = min(nr + 1, 2 * nr_sub);
+	KUNIT_EXPECT_EQ_MSG(rig->test, nrs[0] + nrs[1], kept,
+			    "%s: records in the ring", what);
+	ds_test_expect_consumer(rig, 0, rig->want + nr + 1 - kept, kept, what);
+
+	/* Back to sub-buffers, the first one empty. */
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.hw.base,
+			    ds_test_addr(rig->staging), "%s: base", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.hw.index, rig->cpu.hw.base,
+			    "%s: index", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.hw.max,
+			    rig->cpu.hw.base + nr_sub * rec, "%s: max", what);
+}
+
+/*
+ * A lone flight recorder of both sides has the hardware write the whole
+ * staging buffer as a ring, without BTINT: no PMI, the oldest records
+ * overwritten.  Taking the ring must give the stream the newest records
+ * in order, however often the hardware went round, or not at all.
+ */
+static void ds_test_hw_ring(struct kunit *test)
+{
+	static const u32 subs[] = { DS_STAGING_SLACK + 1, 40 };
+	struct ds_test_rig *rig = ds_test_rig_alloc(test);
+	unsigned int sub, s, l;
+
+	for (sub = 0; sub < ARRAY_SIZE(subs); sub++) {
+		u32 r = 2 * subs[sub];
+		const u32 sizes[] = { 2, subs[sub], r };
+		/* Records written: none, about full, 5 times round. */
+		const u32 lens[] = { 0, 1, r - 2, r - 1, r, r + 1, 5 * r + 3 };
+
+		for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+			for (l = 0; l < ARRAY_SIZE(lens); l++) {
+				u32 len = lens[l];
+
+				ds_test_hw_ring_one(rig, subs[sub], sizes[s],
+						    len, len / 2);
+				/* The switch in the last slot, if it fits. */
+				ds_test_hw_ring_one(rig, subs[sub], sizes[s],
+						    len, min(len, r - 1));
+			}
 		}
 	}
 }
@@ -1607,6 +1741,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_hw_pmi_count),
 	KUNIT_CASE(ds_test_hw_late_pmi_drops),
 	KUNIT_CASE(ds_test_hw_marker_between_batches),
+	KUNIT_CASE(ds_test_hw_ring),
 	{}
 };
 

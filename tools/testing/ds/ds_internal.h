@@ -36,6 +36,8 @@ typedef int64_t s64;
 #define READ_ONCE(x)	(*(volatile __typeof__(x) *)&(x))
 /* The kernel's read barrier, as a C11 fence; pairs: see ds_core.c. */
 #define smp_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
+/* The kernel's write barrier, as a C11 fence; pairs: see ds_core.c. */
+#define smp_wmb()	__atomic_thread_fence(__ATOMIC_RELEASE)
 
 /* The harness treats a kernel warning as a failed run. */
 #define WARN_ON_ONCE(cond) ({						\
