@@ -74,10 +74,14 @@ static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
  * @notify: runs @cfg.ops->overflow on the producing CPU
  * @throttle: lossless mode: makes the traced task wait at return to user
  * @wait: the traced task waits here for the consumer to drain
- * @refs: the requester's, plus one while @throttle is queued
+ * @refs: the requester's, plus one while @throttle is queued and one per
+ *	task_exit or task_fork call under way
+ * @callbacks: task_exit and task_fork calls under way; release waits for 0
  * @suspended: record nothing; read by producers without a lock
  * @dead: released; a waiting task stops waiting
+ * @task_gone: @cfg.task was a child whose clone failed: it was freed
  * @notified: @notify is queued or running
+ * @notify_missed: a producer found @notified set and did not queue
  * @throttle_queued: @throttle is queued
  * @throttled: times the traced task waited
  * @limit: lossless mode: pending records beyond which the task waits
@@ -89,9 +93,12 @@ struct ds_consumer {
 	struct callback_head	throttle;
 	wait_queue_head_t	wait;
 	refcount_t		refs;
+	atomic_t		callbacks;
 	bool			suspended;
 	bool			dead;
+	bool			task_gone;
 	atomic_t		notified;
+	atomic_t		notify_missed;
 	atomic_t		throttle_queued;
 	atomic64_t		throttled;
 	u32			limit;
@@ -117,8 +124,12 @@ struct ds_set {
  * @set: the CPU's consumers
  * @ring: the consumer the hardware serves directly, writing the whole
  *	staging buffer as a ring (see ds_ring_candidate()), or NULL
+ * @owner: the task whose records are staged: current, except in
+ *	__switch_to() between the switch of current and __ds_switch_to()
  * @pause: nesting depth of ds_pause(); the hardware is off while non-zero
  * @armed: @ds points at @staging
+ * @pmi_owed: a drain took a sub-buffer past its threshold: a PMI may
+ *	still arrive for it
  */
 struct ds_cpu {
 	struct debug_store	*ds;
@@ -126,16 +137,16 @@ struct ds_cpu {
 	struct page		*pages;
 	struct ds_set __rcu	*set;
 	struct ds_consumer	*ring;
+	struct task_struct	*owner;
 	int			pause;
 	bool			armed;
+	bool			pmi_owed;
 };
 
 static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
 
 /* Serializes requests, releases, hotplug and perf's claim. */
 static DEFINE_MUTEX(ds_mutex);
-/* Held for reading across a fork's task_fork callbacks. */
-static DECLARE_RWSEM(ds_fork_sem);
 /* Consumers in existence; the staging buffers exist while non-zero. */
 static unsigned int ds_nr_consumers;
 /* perf's BTS users hold the hardware. */
@@ -187,6 +198,22 @@ void ds_load_area(void)
 	if (boot_cpu_has(X86_FEATURE_DS))
 		wrmsrl(MSR_IA32_DS_AREA,
 		       (unsigned long)ds_area(smp_processor_id()));
+}
+
+/**
+ * ds_cpu_shutdown() - stop branch tracing on this CPU for good
+ *
+ * Before kexec, on the way to a kernel whose page tables do not map this
+ * kernel's DS save area and staging buffers.
+ *
+ * Context: interrupts off, NMI included; the CPU goes nowhere but down.
+ */
+void ds_cpu_shutdown(void)
+{
+	if (!boot_cpu_has(X86_FEATURE_DS))
+		return;
+	update_debugctlmsr(get_debugctlmsr() & ~DS_DEBUGCTL_OWNED);
+	wrmsrl(MSR_IA32_DS_AREA, 0);
 }
 
 /* Kernel addresses of the entry points; see ds_classify_entry(). */
@@ -264,6 +291,27 @@ static unsigned int ds_streams(struct ds_cpu *dc, struct task_struct *task,
 
 static void ds_throttle_fn(struct callback_head *head);
 
+/*
+ * A lossless stream past its size holds back its task, current, at the
+ * return to user mode.  @mode suits the caller's context: TWA_NMI_CURRENT
+ * in NMI, TWA_RESUME | TWAF_NO_ALLOC otherwise (the scheduler's locks may
+ * be held).
+ */
+static void ds_throttle(struct ds_consumer *c, int mode)
+{
+	if (!(c->cfg.flags & DS_BTS_LOSSLESS) ||
+	    ds_stream_pending(&c->stream) <= c->limit ||
+	    atomic_xchg(&c->throttle_queued, 1))
+		return;
+	refcount_inc(&c->refs);
+	init_task_work(&c->throttle, ds_throttle_fn);
+	if (task_work_add(current, &c->throttle, mode)) {
+		/* The task is exiting: nobody to hold back. */
+		atomic_set(&c->throttle_queued, 0);
+		refcount_dec(&c->refs);
+	}
+}
+
 /* After producing: wake consumers, throttle lossless producers. */
 static void ds_produced(struct ds_consumer **cons, unsigned int n)
 {
@@ -277,21 +325,15 @@ static void ds_produced(struct ds_consumer **cons, unsigned int n)
 			continue;
 		pending = ds_stream_pending(&c->stream);
 		if (pending >= c->cfg.wakeup && c->cfg.ops &&
-		    c->cfg.ops->overflow && !atomic_xchg(&c->notified, 1))
-			irq_work_queue(&c->notify);
-		if ((c->cfg.flags & DS_BTS_LOSSLESS) && pending > c->limit &&
-		    c->cfg.task == current &&
-		    !atomic_xchg(&c->throttle_queued, 1)) {
-			refcount_inc(&c->refs);
-			init_task_work(&c->throttle, ds_throttle_fn);
-			if (task_work_add(current, &c->throttle,
-					  in_nmi() ? TWA_NMI_CURRENT :
-					  TWA_RESUME)) {
-				/* The task is exiting: nobody to hold back. */
-				atomic_set(&c->throttle_queued, 0);
-				refcount_dec(&c->refs);
-			}
+		    c->cfg.ops->overflow) {
+			if (!atomic_xchg(&c->notified, 1))
+				irq_work_queue(&c->notify);
+			else
+				atomic_set(&c->notify_missed, 1);
 		}
+		if (c->cfg.task == current)
+			ds_throttle(c, in_nmi() ? TWA_NMI_CURRENT :
+				    (TWA_RESUME | TWAF_NO_ALLOC));
 	}
 }
 
@@ -345,6 +387,8 @@ static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
 		ds_ring_leave(dc);
 		return;
 	}
+	if (READ_ONCE(dc->ds->bts_index) >= dc->ds->bts_interrupt_threshold)
+		dc->pmi_owed = true;
 	nr = ds_staging_take(&dc->staging, (struct ds_bts_area *)dc->ds,
 			     &recs);
 	/* Even without records: a stream may owe a loss record. */
@@ -409,23 +453,45 @@ static void ds_unpause(struct ds_cpu *dc)
 	dc->pause--;
 }
 
-/* The threshold PMI: drain and carry on. */
+/*
+ * The threshold PMI: drain into the owner's and the CPU's streams and carry
+ * on with the same DEBUGCTL bits.  The mix of consumers is not re-evaluated
+ * here: code this NMI interrupted may be in the middle of its own
+ * read-modify-write of DEBUGCTL, which must find the bits as it read them.
+ */
 static int ds_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	struct ds_bts_area *hw;
+	u64 bits;
 
-	if (!static_branch_unlikely(&ds_active) || !dc->armed)
+	if (!dc->armed)
 		return NMI_DONE;
-	hw = (struct ds_bts_area *)dc->ds;
-	if (READ_ONCE(hw->index) < READ_ONCE(hw->threshold))
-		return NMI_DONE;
-	if (!dc->pause) {
-		ds_pause(dc);
-		ds_unpause(dc);
-	}
 	/* The LVT entry masks itself on delivery (SDM Vol. 3B 18.4.9.3). */
 	apic_write(APIC_LVTPC, APIC_DM_NMI);
+	hw = (struct ds_bts_area *)dc->ds;
+	if (READ_ONCE(hw->index) < READ_ONCE(hw->threshold)) {
+		/* Ours, if a drain beat it to the records. */
+		if (!dc->pmi_owed)
+			return NMI_DONE;
+		dc->pmi_owed = false;
+		return NMI_HANDLED;
+	}
+	/*
+	 * Paused: whoever paused drains.  In __switch_to() before
+	 * __ds_switch_to(): the records are the previous task's, which
+	 * __ds_switch_to() drains.
+	 */
+	if (dc->pause || dc->owner != current)
+		return NMI_HANDLED;
+	bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	dc->pause++;
+	ds_hw_write(0);
+	ds_drain(dc, current);
+	dc->pmi_owed = false;
+	ds_hw_write(bits);
+	barrier();
+	dc->pause--;
 	return NMI_HANDLED;
 }
 
@@ -463,6 +529,15 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 			if (cons[i]->cfg.priv == DS_PRIV_ALL)
 				ds_stream_append(&cons[i]->stream, &rec);
 	}
+	dc->owner = next;
+	/*
+	 * A lossless stream @next filled while draining elsewhere, where it
+	 * was not current: hold it back before it returns to user mode.
+	 */
+	n = ds_streams(dc, next, cons);
+	for (i = 0; i < n; i++)
+		if (cons[i]->cfg.task == next)
+			ds_throttle(cons[i], TWA_RESUME | TWAF_NO_ALLOC);
 	ds_unpause(dc);
 }
 
@@ -531,6 +606,8 @@ static void ds_sync(struct ds_consumer *c)
 {
 	struct task_struct *task = c->cfg.task;
 
+	if (c->task_gone)
+		return;
 	if (!task) {
 		smp_call_function_single(c->cfg.cpu, ds_sync_local, NULL, 1);
 		return;
@@ -551,19 +628,24 @@ static void ds_notify_fn(struct irq_work *work)
 
 	if (c->cfg.ops->overflow(c, c->cfg.data) == DS_OVERFLOW_SUSPEND)
 		WRITE_ONCE(c->suspended, true);
+	atomic_set(&c->notified, 0);
 	/*
-	 * The next drain that finds the stream at its mark calls again.
-	 * Orders the callback's consumption before that check; pairs with
-	 * the atomic_xchg() in ds_produced().
+	 * A producer that found us running has set @notify_missed: call
+	 * again if its records still wait.  Orders the clearing of @notified
+	 * before the test; pairs with the atomic_xchg() in ds_produced().
 	 */
-	atomic_set_release(&c->notified, 0);
+	smp_mb__after_atomic();
+	if (atomic_xchg(&c->notify_missed, 0) && !READ_ONCE(c->dead) &&
+	    ds_stream_pending(&c->stream) >= c->cfg.wakeup &&
+	    !atomic_xchg(&c->notified, 1))
+		irq_work_queue(&c->notify);
 }
 
 static void ds_consumer_put(struct ds_consumer *c)
 {
 	if (!refcount_dec_and_test(&c->refs))
 		return;
-	if (c->cfg.task)
+	if (c->cfg.task && !c->task_gone)
 		put_task_struct(c->cfg.task);
 	kvfree(c->stream.buf);
 	kfree(c);
@@ -583,8 +665,9 @@ static void ds_throttle_fn(struct callback_head *head)
 	if (!(current->flags & PF_EXITING) &&
 	    ds_stream_pending(&c->stream) > c->limit) {
 		atomic64_inc(&c->throttled);
-		wait_event_killable(c->wait, READ_ONCE(c->dead) ||
-				    ds_stream_pending(&c->stream) <= c->limit);
+		wait_event_state(c->wait, READ_ONCE(c->dead) ||
+				 ds_stream_pending(&c->stream) <= c->limit,
+				 (TASK_KILLABLE | TASK_FREEZABLE));
 	}
 	ds_consumer_put(c);
 }
@@ -597,6 +680,7 @@ static void ds_arm_fn(void *unused)
 
 	ds_pause(dc);
 	ds_staging_arm(&dc->staging, (struct ds_bts_area *)dc->ds);
+	dc->owner = current;
 	dc->armed = true;
 	ds_unpause(dc);
 }
@@ -713,9 +797,9 @@ static void ds_stop(void)
 {
 	unsigned int cpu;
 
-	static_branch_disable_cpuslocked(&ds_active);
 	for_each_online_cpu(cpu)
 		ds_cpu_down(cpu);
+	static_branch_disable_cpuslocked(&ds_active);
 }
 
 /* Consumer sets: replaced whole under ds_mutex, read under RCU. */
@@ -725,6 +809,26 @@ static struct ds_set __rcu **ds_set_slot(const struct ds_bts_config *cfg)
 	if (cfg->task)
 		return &cfg->task->thread.ds_consumers;
 	return &per_cpu(ds_cpu, cfg->cpu).set;
+}
+
+/* Wait until no task_exit or task_fork of @c runs. */
+static void ds_callbacks_wait(struct ds_consumer *c)
+{
+	wait_event(c->wait, !atomic_read(&c->callbacks));
+}
+
+/* Pin @c for a callback made outside ds_mutex.  Context: ds_mutex. */
+static void ds_callback_get(struct ds_consumer *c)
+{
+	refcount_inc(&c->refs);
+	atomic_inc(&c->callbacks);
+}
+
+static void ds_callback_put(struct ds_consumer *c)
+{
+	if (atomic_dec_and_test(&c->callbacks))
+		wake_up_all(&c->wait);
+	ds_consumer_put(c);
 }
 
 static int ds_set_update(struct ds_set __rcu **slot, struct ds_consumer *add,
@@ -800,6 +904,7 @@ static int ds_check_config(const struct ds_bts_config *cfg)
  */
 struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 {
+	bool published = false;
 	struct ds_consumer *c;
 	u32 slots;
 	int ret;
@@ -822,14 +927,15 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	if (cfg->flags & DS_BTS_LOSSLESS)
 		slots += DS_LOSSLESS_HEADROOM;
 	c->stream.buf = kvcalloc(slots, sizeof(struct bts_record),
-				 GFP_KERNEL);
+				 GFP_KERNEL_ACCOUNT);
 	if (!c->stream.buf) {
 		kfree(c);
 		return ERR_PTR(-ENOMEM);
 	}
 	ds_stream_init(&c->stream, c->stream.buf, slots, cfg->priv,
 		       cfg->mode);
-	init_irq_work(&c->notify, ds_notify_fn);
+	/* A hard irq_work: the callback's context is the same with RT. */
+	c->notify = IRQ_WORK_INIT_HARD(ds_notify_fn);
 	init_waitqueue_head(&c->wait);
 	refcount_set(&c->refs, 1);
 	c->suspended = cfg->flags & DS_BTS_SUSPENDED;
@@ -842,13 +948,23 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	if (ds_perf_claims)
 		goto unlock;
 	ret = 0;
-	if (cfg->task && (cfg->task->flags & PF_EXITING))
-		ret = -ESRCH;
-	else if (!ds_nr_consumers)
+	if (!ds_nr_consumers)
 		ret = ds_start();
 	if (ret)
 		goto unlock;
 	ret = ds_set_update(ds_set_slot(cfg), c, NULL);
+	if (!ret && cfg->task) {
+		/*
+		 * Either ds_exit_thread() sees the set or we see the task
+		 * exiting.  Pairs with smp_mb() in ds_exit_thread().
+		 */
+		smp_mb();
+		if (cfg->task->flags & PF_EXITING) {
+			ds_set_update(ds_set_slot(cfg), NULL, c);
+			published = true;
+			ret = -ESRCH;
+		}
+	}
 	if (ret) {
 		if (!ds_nr_consumers)
 			ds_stop();
@@ -859,6 +975,9 @@ unlock:
 	mutex_unlock(&ds_mutex);
 	cpus_read_unlock();
 	if (ret) {
+		/* A drain may have found it while it was published. */
+		if (published)
+			synchronize_rcu();
 		ds_consumer_put(c);
 		return ERR_PTR(ret);
 	}
@@ -875,26 +994,32 @@ EXPORT_SYMBOL_GPL(ds_request_bts);
  * The detach contract: when this returns, no callback of @c is running or
  * will run, and a task held back by @c in lossless mode has been let go.
  *
- * Context: process, may sleep; not from @c's own callbacks.
+ * Context: process, may sleep; not from @c's own callbacks, nor holding a
+ * lock that its task_exit or task_fork callbacks take: release waits for
+ * them.
  */
 void ds_release_bts(struct ds_consumer *c)
 {
 	mutex_lock(&ds_mutex);
 	/* A task that exited has no set left; removal is then a no-op. */
-	ds_set_update(ds_set_slot(&c->cfg), NULL, c);
+	if (!c->task_gone)
+		ds_set_update(ds_set_slot(&c->cfg), NULL, c);
 	mutex_unlock(&ds_mutex);
 	/* Make the hardware follow; no producer finds @c after this. */
 	ds_sync(c);
 	synchronize_rcu();
-	/* Nor a fork: one under way has called task_fork when we get it. */
-	down_write(&ds_fork_sem);
-	up_write(&ds_fork_sem);
+	/* Nor an exit or a clone: one under way has made its call. */
+	ds_callbacks_wait(c);
 
 	WRITE_ONCE(c->dead, true);
 	wake_up_all(&c->wait);
 	irq_work_sync(&c->notify);
+	/* A throttle that has not run yet no longer needs @c. */
+	if (c->cfg.task && !c->task_gone &&
+	    task_work_cancel(c->cfg.task, &c->throttle))
+		ds_consumer_put(c);
 
-	/* Not held above: a fork holding ds_fork_sem may want it. */
+	/* Not held above: a clone we waited for requests consumers. */
 	cpus_read_lock();
 	mutex_lock(&ds_mutex);
 	if (!--ds_nr_consumers)
@@ -1011,11 +1136,17 @@ void ds_exit_thread(struct task_struct *tsk)
 	unsigned int i;
 
 	/*
-	 * ds_request_bts() checks PF_EXITING under ds_mutex, so once we hold
-	 * it no set can appear.  A request that enabled the key after the
-	 * check below saw PF_EXITING: enabling synchronizes every CPU.
+	 * A request that enabled the key after this check sees the task
+	 * exiting: enabling synchronizes every CPU.
 	 */
 	if (!static_branch_unlikely(&ds_active))
+		return;
+	/*
+	 * Either ds_request_bts() sees PF_EXITING or we see its set.  Pairs
+	 * with smp_mb() in ds_request_bts().
+	 */
+	smp_mb();
+	if (!rcu_access_pointer(tsk->thread.ds_consumers))
 		return;
 	/* The task's last records, while its streams are still published. */
 	if (tsk == current) {
@@ -1027,6 +1158,12 @@ void ds_exit_thread(struct task_struct *tsk)
 	set = rcu_dereference_protected(tsk->thread.ds_consumers,
 					lockdep_is_held(&ds_mutex));
 	RCU_INIT_POINTER(tsk->thread.ds_consumers, NULL);
+	for (i = 0; set && i < set->nr; i++) {
+		ds_callback_get(set->c[i]);
+		/* A failed clone's child is freed whatever its references. */
+		if (tsk != current)
+			set->c[i]->task_gone = true;
+	}
 	mutex_unlock(&ds_mutex);
 	if (!set)
 		return;
@@ -1043,6 +1180,9 @@ void ds_exit_thread(struct task_struct *tsk)
 
 		if (c->cfg.ops && c->cfg.ops->task_exit)
 			c->cfg.ops->task_exit(c, c->cfg.data);
+		if (c->task_gone)
+			put_task_struct(tsk);
+		ds_callback_put(c);
 	}
 	kfree(set);
 }
@@ -1065,30 +1205,34 @@ int ds_fork_thread(struct task_struct *child)
 	struct ds_set *set;
 	int ret = 0;
 
-	if (!static_branch_unlikely(&ds_active))
+	/* Only current changes its set, apart from releases. */
+	if (!static_branch_unlikely(&ds_active) ||
+	    !rcu_access_pointer(current->thread.ds_consumers))
 		return 0;
-	/* A release waits for us: its consumer's callback runs before. */
-	down_read(&ds_fork_sem);
 	mutex_lock(&ds_mutex);
 	set = rcu_dereference_protected(current->thread.ds_consumers,
 					lockdep_is_held(&ds_mutex));
-	for (i = 0; set && i < set->nr; i++)
-		if (set->c[i]->cfg.flags & DS_BTS_INHERIT)
+	for (i = 0; set && i < set->nr; i++) {
+		if (set->c[i]->cfg.flags & DS_BTS_INHERIT) {
+			/* A release waits for the callback. */
+			ds_callback_get(set->c[i]);
 			cons[n++] = set->c[i];
+		}
+	}
 	mutex_unlock(&ds_mutex);
 
-	for (i = 0; i < n && !ret; i++) {
+	for (i = 0; i < n; i++) {
 		struct ds_bts_config cfg = cons[i]->cfg;
 		struct ds_consumer *c;
 
 		cfg.task = child;
-		c = ds_request_bts(&cfg);
+		c = ret ? NULL : ds_request_bts(&cfg);
 		if (IS_ERR(c))
 			ret = PTR_ERR(c);
-		else
+		else if (c)
 			cfg.ops->task_fork(cons[i], c, cfg.data);
+		ds_callback_put(cons[i]);
 	}
-	up_read(&ds_fork_sem);
 	/* The clone fails: the child's consumers see it exit. */
 	if (ret)
 		ds_exit_thread(child);
@@ -1151,7 +1295,8 @@ static int __init ds_init(void)
 		ds_hw.ds_cpl ? "yes" : "no");
 	if (!ds_hw.bts)
 		return 0;
-	ret = register_nmi_handler(NMI_LOCAL, ds_nmi, 0, "ds");
+	/* First: handlers before it would run with branch tracing on. */
+	ret = register_nmi_handler(NMI_LOCAL, ds_nmi, NMI_FLAG_FIRST, "ds");
 	if (ret)
 		return ret;
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",

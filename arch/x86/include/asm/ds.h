@@ -124,6 +124,7 @@ int ds_claim_bts_hw(void);
 void ds_unclaim_bts_hw(void);
 struct debug_store *ds_area(int cpu);
 void ds_load_area(void);
+void ds_cpu_shutdown(void);
 
 /* Hooks of the x86 core, not for consumers. */
 DECLARE_STATIC_KEY_FALSE(ds_active);
@@ -168,6 +169,8 @@ static inline void ds_load_area(void)
 		wrmsrl(MSR_IA32_DS_AREA,
 		       (unsigned long)ds_area(smp_processor_id()));
 }
+
+static inline void ds_cpu_shutdown(void) { }
 
 #endif /* CONFIG_X86_DS */
 
