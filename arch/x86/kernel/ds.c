@@ -44,6 +44,7 @@
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
 #include <asm/nmi.h>
+#include <asm/perf_event.h>
 #include <asm/proto.h>
 #include <asm/tlbflush.h>
 
@@ -763,7 +764,11 @@ static int ds_hp_online(unsigned int cpu)
 	if (ds_nr_consumers)
 		ret = ds_cpu_up(cpu);
 	mutex_unlock(&ds_mutex);
-	return ret;
+	/* Better a CPU that does not trace than one that does not come up. */
+	if (ret)
+		pr_warn("CPU %u: no staging buffer (%d), not tracing\n", cpu,
+			ret);
+	return 0;
 }
 
 static int ds_hp_offline(unsigned int cpu)
@@ -780,6 +785,10 @@ static int ds_start(void)
 	unsigned int cpu;
 	int ret;
 
+	/* Branch tracing excludes perf's LBR and PT users as perf's BTS does. */
+	ret = x86_perf_bts_exclusive_get();
+	if (ret)
+		return ret;
 	for_each_online_cpu(cpu) {
 		ret = ds_cpu_up(cpu);
 		if (ret)
@@ -790,6 +799,7 @@ static int ds_start(void)
 fail:
 	for_each_online_cpu(cpu)
 		ds_cpu_down(cpu);
+	x86_perf_bts_exclusive_put();
 	return ret;
 }
 
@@ -800,6 +810,7 @@ static void ds_stop(void)
 	for_each_online_cpu(cpu)
 		ds_cpu_down(cpu);
 	static_branch_disable_cpuslocked(&ds_active);
+	x86_perf_bts_exclusive_put();
 }
 
 /* Consumer sets: replaced whole under ds_mutex, read under RCU. */
