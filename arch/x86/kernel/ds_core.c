@@ -415,6 +415,16 @@ u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
  */
 #define DS_RING_UNWRITTEN	BTS_PSEUDO(0, 0)
 
+/*
+ * Where the hardware's ring writes next.  It may leave its index at the
+ * absolute maximum after writing the last slot and wrap only at the next
+ * record.
+ */
+static u64 ds_ring_index(const struct ds_bts_area *hw)
+{
+	return hw->index == hw->max ? hw->base : hw->index;
+}
+
 /**
  * ds_staging_arm_ring() - let the hardware write the whole staging buffer
  *	as a ring
@@ -456,11 +466,12 @@ void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
 			  const struct bts_record *segs[2], u32 nrs[2])
 {
 	u64 rec = sizeof(struct bts_record);
+	u64 hw_index = ds_ring_index(hw);
 	u32 index = 0;
 
 	if (!WARN_ON_ONCE(hw->base != (u64)(unsigned long)st->buf ||
-			  hw->index < hw->base || hw->index >= hw->max))
-		index = (hw->index - hw->base) / rec;
+			  hw_index < hw->base || hw_index >= hw->max))
+		index = (hw_index - hw->base) / rec;
 	/* The run from the index to the end is older, if it was written. */
 	segs[0] = st->buf + index;
 	nrs[0] = st->buf[2 * st->nr - 1].from == DS_RING_UNWRITTEN ? 0 :
@@ -485,7 +496,7 @@ void ds_staging_ring_append(const struct ds_staging *st,
 			    struct ds_bts_area *hw,
 			    const struct bts_record *rec)
 {
-	u64 index = hw->index;
+	u64 index = ds_ring_index(hw);
 
 	if (WARN_ON_ONCE(hw->base != (u64)(unsigned long)st->buf ||
 			 index < hw->base || index >= hw->max))

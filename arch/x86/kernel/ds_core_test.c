@@ -1719,6 +1719,41 @@ static void ds_test_hw_ring(struct kunit *test)
 	}
 }
 
+/*
+ * Hardware may leave the ring's index at the absolute maximum after writing
+ * the last slot, wrapping only at the next record: the ring is then full,
+ * oldest record at the base, and the next write goes to the base.
+ */
+static void ds_test_ring_index_at_max(struct kunit *test)
+{
+	const u32 nr = DS_STAGING_SLACK + 1, r = 2 * nr;
+	struct bts_record *buf = ds_test_records(test, r);
+	struct bts_record sw = {
+		.from = BTS_PSEUDO(BTS_PSEUDO_SWITCH, 0), .to = 7, .flags = 7,
+	};
+	const struct bts_record *segs[2];
+	struct ds_bts_area hw;
+	struct ds_staging st;
+	u32 nrs[2], i;
+
+	ds_staging_init(&st, buf, nr);
+	ds_staging_arm_ring(&st, &hw);
+	for (i = 0; i < r; i++)
+		buf[i] = (struct bts_record)REC(U(0x1000 + i), U(0x2000 + i));
+	hw.index = hw.max;
+
+	ds_staging_ring_append(&st, &hw, &sw);
+	KUNIT_EXPECT_EQ_MSG(test, buf[0].from, sw.from,
+			    "append after a full ring goes to the base");
+	KUNIT_EXPECT_EQ(test, hw.index, hw.base + sizeof(sw));
+
+	hw.index = hw.max;
+	ds_staging_take_ring(&st, &hw, segs, nrs);
+	KUNIT_EXPECT_EQ_MSG(test, nrs[0], r, "a full ring, in one run");
+	KUNIT_EXPECT_EQ(test, nrs[1], 0);
+	KUNIT_EXPECT_TRUE_MSG(test, segs[0] == buf, "oldest at the base");
+}
+
 static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_all_keeps_every_record),
 	KUNIT_CASE(ds_test_user_time_in_kernel),
@@ -1742,6 +1777,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_hw_late_pmi_drops),
 	KUNIT_CASE(ds_test_hw_marker_between_batches),
 	KUNIT_CASE(ds_test_hw_ring),
+	KUNIT_CASE(ds_test_ring_index_at_max),
 	{}
 };
 
