@@ -81,6 +81,8 @@ static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
  * @suspended: record nothing; read by producers without a lock
  * @dead: released; a waiting task stops waiting
  * @task_gone: @cfg.task was a child whose clone failed: it was freed
+ * @quiet: suspended or its task exited, and every producer has seen it: the
+ *	consumer may write the stream's last loss record
  * @notified: @notify is queued or running
  * @notify_missed: a producer found @notified set and did not queue
  * @throttle_queued: @throttle is queued
@@ -98,6 +100,7 @@ struct ds_consumer {
 	bool			suspended;
 	bool			dead;
 	bool			task_gone;
+	bool			quiet;
 	atomic_t		notified;
 	atomic_t		notify_missed;
 	atomic_t		throttle_queued;
@@ -231,8 +234,9 @@ static u32 ds_classify_vector(u64 kernel_to)
 			continue;
 		if (v == IA32_SYSCALL_VECTOR)
 			return BTS_ENTRY_SYSCALL;
-		return (v < FIRST_EXTERNAL_VECTOR ? BTS_ENTRY_EXCEPTION :
-			BTS_ENTRY_INTERRUPT) | v << 8;
+		if (v < FIRST_EXTERNAL_VECTOR && v != NMI_VECTOR)
+			return BTS_ENTRY_EXCEPTION | v << 8;
+		return BTS_ENTRY_INTERRUPT | v << 8;
 	}
 	return BTS_ENTRY_UNKNOWN;
 }
@@ -592,42 +596,100 @@ static void ds_sync_local(void *unused)
 	ds_unpause(dc);
 }
 
-/* Re-evaluate what the hardware traces, for @task if it runs here. */
-static void ds_sync_task_fn(void *arg)
+/* What ds_sync() does on the producing CPU, between drain and restart. */
+enum ds_sync_change {
+	DS_SYNC_NONE,
+	DS_SYNC_SUSPEND,
+	DS_SYNC_RESUME,
+};
+
+struct ds_sync_arg {
+	struct ds_consumer	*c;
+	enum ds_sync_change	change;
+	bool			done;
+};
+
+static void ds_set_suspended(struct ds_consumer *c, enum ds_sync_change ch)
 {
-	if (!arg || arg == current)
-		ds_sync_local(NULL);
+	if (ch != DS_SYNC_NONE)
+		WRITE_ONCE(c->suspended, ch == DS_SYNC_SUSPEND);
+}
+
+/*
+ * A stream nothing produces into any more owes no record but the loss
+ * record of its last overflow, if any: write it as room appears.
+ * Context: the consumer, @c quiet.
+ */
+static void ds_flush_lost(struct ds_consumer *c)
+{
+	struct ds_stream *s = &c->stream;
+
+	if (READ_ONCE(c->quiet) && s->lost)
+		ds_splay(NULL, 0, &s, 1, ds_classify_entry);
+}
+
+static void ds_sync_fn(void *p)
+{
+	struct ds_sync_arg *arg = p;
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct task_struct *task = arg->c->cfg.task;
+
+	/* Migrated since: the switch away drained it. */
+	if (task && task != current)
+		return;
+	ds_pause(dc);
+	/* A hardware ring too: its consumer may be about to look. */
+	ds_drain(dc, current);
+	ds_set_suspended(arg->c, arg->change);
+	arg->done = true;
+	ds_unpause(dc);
 }
 
 /*
  * Bring a consumer's stream up to date with what its CPU or task has
- * staged, and make the hardware settings follow its state.
+ * staged, apply @change at that point of its trace, and make the hardware
+ * follow.  A task that is not running has nothing staged: its last CPU
+ * drained at the switch.
  */
-static void ds_sync(struct ds_consumer *c)
+static void ds_sync(struct ds_consumer *c, enum ds_sync_change change)
 {
+	struct ds_sync_arg arg = { .c = c, .change = change };
 	struct task_struct *task = c->cfg.task;
 
-	if (c->task_gone)
-		return;
-	if (!task) {
-		smp_call_function_single(c->cfg.cpu, ds_sync_local, NULL, 1);
-		return;
+	if (!c->task_gone) {
+		if (!task)
+			smp_call_function_single(c->cfg.cpu, ds_sync_fn, &arg,
+						 1);
+		else if (task_curr(task))
+			smp_call_function_single(task_cpu(task), ds_sync_fn,
+						 &arg, 1);
 	}
-	/*
-	 * A task that is not running has nothing staged: its last CPU
-	 * drained at the switch.  If it migrates while we ask, the switch
-	 * did the drain.
-	 */
-	if (task_curr(task))
-		smp_call_function_single(task_cpu(task), ds_sync_task_fn,
-					 task, 1);
+	if (!arg.done)
+		ds_set_suspended(c, change);
 }
 
 static void ds_notify_fn(struct irq_work *work)
 {
 	struct ds_consumer *c = container_of(work, struct ds_consumer, notify);
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	enum ds_overflow_action act;
+	u64 bits;
 
-	if (c->cfg.ops->overflow(c, c->cfg.data) == DS_OVERFLOW_SUSPEND)
+	/*
+	 * Not tracing the callback, which would trace its own copying.  The
+	 * hardware resumes as it was, without a drain that would find more
+	 * consumers to call back, unless the threshold was passed before.
+	 */
+	bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	dc->pause++;
+	ds_hw_write(0);
+	act = c->cfg.ops->overflow(c, c->cfg.data);
+	if (dc->armed && dc->ds->bts_index >= dc->ds->bts_interrupt_threshold)
+		ds_drain(dc, current);
+	ds_hw_write(bits);
+	barrier();
+	dc->pause--;
+	if (act == DS_OVERFLOW_SUSPEND)
 		WRITE_ONCE(c->suspended, true);
 	atomic_set(&c->notified, 0);
 	/*
@@ -949,7 +1011,8 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	c->notify = IRQ_WORK_INIT_HARD(ds_notify_fn);
 	init_waitqueue_head(&c->wait);
 	refcount_set(&c->refs, 1);
-	c->suspended = cfg->flags & DS_BTS_SUSPENDED;
+	/* Nothing staged before the request is its: see ds_sync(). */
+	c->suspended = true;
 	if (cfg->task)
 		get_task_struct(cfg->task);
 
@@ -993,7 +1056,8 @@ unlock:
 		return ERR_PTR(ret);
 	}
 	/* Start the hardware for it now rather than at the next switch. */
-	ds_sync(c);
+	ds_sync(c, cfg->flags & DS_BTS_SUSPENDED ? DS_SYNC_NONE :
+		DS_SYNC_RESUME);
 	return c;
 }
 EXPORT_SYMBOL_GPL(ds_request_bts);
@@ -1017,7 +1081,7 @@ void ds_release_bts(struct ds_consumer *c)
 		ds_set_update(ds_set_slot(&c->cfg), NULL, c);
 	mutex_unlock(&ds_mutex);
 	/* Make the hardware follow; no producer finds @c after this. */
-	ds_sync(c);
+	ds_sync(c, DS_SYNC_NONE);
 	synchronize_rcu();
 	/* Nor an exit or a clone: one under way has made its call. */
 	ds_callbacks_wait(c);
@@ -1051,9 +1115,11 @@ EXPORT_SYMBOL_GPL(ds_release_bts);
  */
 void ds_suspend_bts(struct ds_consumer *c)
 {
-	ds_sync(c);
-	WRITE_ONCE(c->suspended, true);
-	ds_sync(c);
+	ds_sync(c, DS_SYNC_SUSPEND);
+	/* No producer that missed the flag is left (they run under RCU). */
+	synchronize_rcu();
+	WRITE_ONCE(c->quiet, true);
+	ds_flush_lost(c);
 }
 EXPORT_SYMBOL_GPL(ds_suspend_bts);
 
@@ -1061,12 +1127,14 @@ EXPORT_SYMBOL_GPL(ds_suspend_bts);
  * ds_resume_bts() - resume recording for a consumer
  * @c: the consumer
  *
+ * Records staged before the call are not the consumer's.
+ *
  * Context: process, may sleep.
  */
 void ds_resume_bts(struct ds_consumer *c)
 {
-	WRITE_ONCE(c->suspended, false);
-	ds_sync(c);
+	WRITE_ONCE(c->quiet, false);
+	ds_sync(c, DS_SYNC_RESUME);
 }
 EXPORT_SYMBOL_GPL(ds_resume_bts);
 
@@ -1083,7 +1151,7 @@ u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
 {
 	if (WARN_ON_ONCE(c->cfg.mode != DS_MODE_RING))
 		return 0;
-	ds_sync(c);
+	ds_sync(c, DS_SYNC_NONE);
 	return ds_stream_read_last(&c->stream, out, n);
 }
 EXPORT_SYMBOL_GPL(ds_read_last_bts);
@@ -1094,7 +1162,8 @@ EXPORT_SYMBOL_GPL(ds_read_last_bts);
  * @out: room for @n records
  * @n: how many are wanted at most
  *
- * Callers serialize among themselves; producers run concurrently.  What is
+ * Callers serialize among themselves and with ds_suspend_bts() and
+ * ds_resume_bts(); producers run concurrently.  What is
  * still staged on a CPU arrives at the next drain; ds_suspend_bts() first
  * to collect everything.
  *
@@ -1108,6 +1177,7 @@ u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
 	if (WARN_ON_ONCE(c->cfg.mode != DS_MODE_CONTINUOUS))
 		return 0;
 	got = ds_stream_consume(&c->stream, out, n);
+	ds_flush_lost(c);
 	if (got && (c->cfg.flags & DS_BTS_LOSSLESS) &&
 	    ds_stream_pending(&c->stream) <= c->limit)
 		wake_up_all(&c->wait);
@@ -1189,6 +1259,7 @@ void ds_exit_thread(struct task_struct *tsk)
 	for (i = 0; i < set->nr; i++) {
 		struct ds_consumer *c = set->c[i];
 
+		WRITE_ONCE(c->quiet, true);
 		if (c->cfg.ops && c->cfg.ops->task_exit)
 			c->cfg.ops->task_exit(c, c->cfg.data);
 		if (c->task_gone)

@@ -244,6 +244,16 @@ void ds_splay(const struct bts_record *rec, unsigned int nr,
 	}
 }
 
+/* Copy @n records from the @first-th ever written, in at most two runs. */
+static void ds_copy_out(const struct ds_stream *s, struct bts_record *out,
+			u64 first, u32 n)
+{
+	u32 pos = first % s->size, run = min(n, s->size - pos);
+
+	memcpy(out, s->buf + pos, run * sizeof(*out));
+	memcpy(out + run, s->buf, (n - run) * sizeof(*out));
+}
+
 /**
  * ds_stream_read_last() - copy the newest records of a stream
  * @s:   the stream, in ring mode
@@ -262,14 +272,12 @@ u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 			u32 n)
 {
 	u64 head, now;
-	u32 i;
 
 	do {
 		/* Pairs with smp_store_release(&s->head) in ds_write(). */
 		head = smp_load_acquire(&s->head);
 		n = min_t(u64, n, min_t(u64, head, s->size - 1));
-		for (i = 0; i < n; i++)
-			out[i] = s->buf[(head - n + i) % s->size];
+		ds_copy_out(s, out, head - n, n);
 		/*
 		 * The producer may have run on another CPU meanwhile.  It
 		 * writes slot @now before publishing @now + 1, so the copy is
@@ -300,11 +308,9 @@ u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n)
 	u64 tail = s->tail;
 	/* Pairs with smp_store_release(&s->head) in ds_write(). */
 	u64 head = smp_load_acquire(&s->head);
-	u32 i;
 
 	n = min_t(u64, n, head - tail);
-	for (i = 0; i < n; i++)
-		out[i] = s->buf[(tail + i) % s->size];
+	ds_copy_out(s, out, tail, n);
 	/* Pairs with smp_load_acquire(&s->tail) in ds_room(). */
 	smp_store_release(&s->tail, tail + n);
 	return n;

@@ -12,6 +12,7 @@
 #include <linux/minmax.h>
 #include <linux/bug.h>
 #include <linux/bits.h>
+#include <linux/string.h>
 #include <asm/barrier.h>
 #include <uapi/linux/bts.h>
 #include <asm/ds_types.h>

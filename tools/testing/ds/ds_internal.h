@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../../../include/uapi/linux/bts.h"
 #include "../../../arch/x86/include/asm/ds_types.h"
 
