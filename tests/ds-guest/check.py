@@ -1,0 +1,1116 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The checks of tests/ds-guest, on the host, of what guest.sh left.
+
+  check.py RESULTS BUILD LINUX [--self-test]
+
+RESULTS is guest.sh's folder, BUILD the one with the test programs and
+the oracle, LINUX the kernel source tree (for the entry vectors).  Prints
+one TAP line per check ("ok - ..." / "not ok - ...", unnumbered: the run
+script numbers them) with "# " diagnostics, and exits 1 if any failed.
+
+--self-test: feed every check a copy of the data broken the way that check
+must notice, and report (as TAP) whether each one failed as it should.
+
+The reference filters below implement the documented semantics of the
+user-only and kernel-only streams (include/uapi/linux/bts.h,
+Documentation/arch/x86/ds.rst), independently of ds_core.c: a stretch on
+the other side of the privilege boundary becomes one pseudo-record, with 0
+for a crossing the trace did not show; markers pass through; switch
+records exist only in per-CPU streams of both sides.
+"""
+import bisect
+import copy
+import os
+import re
+import struct
+import subprocess
+import sys
+
+REC = struct.Struct("<QQQ")
+TAG = 0x80000000
+KERNEL, USER, LOST, MARKER, SWITCH = 1, 2, 3, 4, 5
+PNAMES = {KERNEL: "KERNEL", USER: "USER", LOST: "LOST", MARKER: "MARKER",
+          SWITCH: "SWITCH"}
+E_UNKNOWN, E_SYSCALL, E_EXCEPTION, E_INTERRUPT = 0, 1, 2, 3
+
+# What the workloads do (progs/*.c)
+WORK_STEPS = 1200 + 400
+WORK_MARKERS = [(0x111, 0x1111, 0x11111), (0x222, 0x2222, 0x22222),
+                (0x333, 0x3333, 0x33333)]
+FENCE = (0x999, 0x9999, 0x99999)
+SLEEPY_STEPS = 10 * 150
+
+
+def pseudo(t, arg=0):
+    return (TAG << 32) | ((arg & 0xffffff) << 8) | (t & 0xff)
+
+
+def is_pseudo(frm):
+    return frm >> 32 == TAG
+
+
+def ptype(frm):
+    return frm & 0xff
+
+
+def parg(frm):
+    return (frm >> 8) & 0xffffff
+
+
+def kaddr(a):
+    return a >= 1 << 63
+
+
+def is_marker(r):
+    return is_pseudo(r[0]) and ptype(r[0]) == MARKER
+
+
+def is_type(r, t):
+    return is_pseudo(r[0]) and ptype(r[0]) == t
+
+
+def real(recs):
+    return [r for r in recs if not is_pseudo(r[0])]
+
+
+def markers(recs):
+    return [(parg(r[0]), r[1], r[2]) for r in recs if is_marker(r)]
+
+
+class Syms:
+    """Kernel or program symbols: address -> name, name -> address."""
+
+    def __init__(self, pairs):
+        pairs = sorted(pairs)
+        self.addrs = [a for a, _ in pairs]
+        self.names = [n for _, n in pairs]
+        self.by_name = {}
+        for a, n in pairs:
+            self.by_name.setdefault(n, a)
+
+    def name(self, addr):
+        i = bisect.bisect_right(self.addrs, addr) - 1
+        if i < 0:
+            return hex(addr)
+        off = addr - self.addrs[i]
+        return self.names[i] + (f"+{off:#x}" if off else "")
+
+    def exact(self, addr):
+        i = bisect.bisect_left(self.addrs, addr)
+        if i < len(self.addrs) and self.addrs[i] == addr:
+            return self.names[i]
+        return None
+
+    def range(self, name):
+        """[start, end) of a function: up to the next symbol."""
+        a = self.by_name[name]
+        i = bisect.bisect_right(self.addrs, a)
+        return a, self.addrs[i] if i < len(self.addrs) else a + 1
+
+
+def kernel_syms(path):
+    pairs = []
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) >= 3:
+                pairs.append((int(p[0], 16), p[2]))
+    return Syms(pairs)
+
+
+def prog_syms(binary):
+    out = subprocess.run(["nm", "-n", "--defined-only", binary],
+                         capture_output=True, text=True, check=True).stdout
+    pairs = []
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in "tTwW":
+            pairs.append((int(p[0], 16), p[2]))
+    return Syms(pairs)
+
+
+class Classifier:
+    """How user mode entered the kernel, from the kernel address it landed
+    on: the documented enum bts_entry_kind (a system call instruction; an
+    exception with its vector; an external interrupt or NMI with its
+    vector).  Entry points and vectors come from the kernel's symbols and
+    its idtentry.h, not from the layer."""
+
+    def __init__(self, ksyms, linux, ibt):
+        self.ksyms = ksyms
+        consts = {}
+        for h in ("arch/x86/include/asm/trapnr.h",
+                  "arch/x86/include/asm/irq_vectors.h"):
+            with open(os.path.join(linux, h)) as f:
+                for m in re.finditer(r"#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)\b",
+                                     f.read()):
+                    consts.setdefault(m.group(1), int(m.group(2), 0))
+        self.vec = {}
+        with open(os.path.join(linux, "arch/x86/include/asm/idtentry.h")) as f:
+            for m in re.finditer(r"^DECLARE_IDTENTRY\w*\((\w+),\s*(\w+)\)",
+                                 f.read(), re.M):
+                if m.group(1) in consts:
+                    self.vec.setdefault("asm_" + m.group(2),
+                                        consts[m.group(1)])
+        self.first_system = consts.get("POSTED_MSI_NOTIFICATION_VECTOR", 0xeb)
+        self.align = 16 if ibt else 8
+        self.irq = ksyms.by_name.get("irq_entries_start")
+        self.spurious = ksyms.by_name.get("spurious_entries_start")
+        self.syscall = {ksyms.by_name.get(n) for n in
+                        ("entry_SYSCALL_64", "entry_SYSCALL_compat",
+                         "entry_SYSENTER_compat")} - {None}
+        self.unknown = set()
+
+    @staticmethod
+    def of_vector(v):
+        if v == 0x80:
+            return E_SYSCALL
+        if v < 32 and v != 2:
+            return E_EXCEPTION | v << 8
+        return E_INTERRUPT | v << 8
+
+    def __call__(self, to):
+        if to in self.syscall:
+            return E_SYSCALL
+        name = self.ksyms.exact(to)
+        if name in self.vec:
+            return self.of_vector(self.vec[name])
+        if self.irq is not None and self.irq <= to < self.irq + \
+                (self.first_system - 32) * self.align:
+            if (to - self.irq) % self.align == 0:
+                return self.of_vector(32 + (to - self.irq) // self.align)
+        if self.spurious is not None and self.spurious <= to < \
+                self.spurious + (256 - self.first_system) * self.align:
+            if (to - self.spurious) % self.align == 0:
+                return self.of_vector(self.first_system +
+                                      (to - self.spurious) // self.align)
+        self.unknown.add(to)
+        return E_UNKNOWN
+
+
+def ref_user(recs, classify, state=None):
+    """The user-only stream of a both-sides stream."""
+    out = []
+    away, away_from, kind = state or (False, 0, E_UNKNOWN)
+    for r in recs:
+        frm, to, _ = r
+        if is_pseudo(frm):
+            if ptype(frm) != SWITCH:
+                out.append(r)
+            continue
+        if not kaddr(frm):
+            if away:
+                # The return to user mode went unseen.
+                out.append((pseudo(KERNEL, kind), 0, away_from))
+                away = False
+            if not kaddr(to):
+                out.append(r)
+            else:
+                away, away_from, kind = True, frm, classify(to)
+        elif not kaddr(to):
+            if not away:
+                away_from, kind = 0, E_UNKNOWN
+            out.append((pseudo(KERNEL, kind), to, away_from))
+            away = False
+        elif not away:
+            away, away_from, kind = True, 0, E_UNKNOWN
+    return out
+
+
+def ref_kernel(recs, state=None):
+    """The kernel-only stream of a both-sides stream."""
+    out = []
+    away, away_from = state or (False, 0)
+    for r in recs:
+        frm, to, _ = r
+        if is_pseudo(frm):
+            if ptype(frm) != SWITCH:
+                out.append(r)
+            continue
+        if kaddr(frm):
+            if away:
+                out.append((pseudo(USER), 0, away_from))
+                away = False
+            if kaddr(to):
+                out.append(r)
+            else:
+                away, away_from = True, frm
+        elif kaddr(to):
+            if not away:
+                away_from = 0
+            out.append((pseudo(USER), to, away_from))
+            away = False
+        elif not away:
+            away, away_from = True, 0
+    return out
+
+
+def nmi_any(recs):
+    """The records, with the kind of NMI entries made INTERRUPT: c_kinds
+    checks those on their own."""
+    out = []
+    for r in recs:
+        if is_type(r, KERNEL) and parg(r[0]) >> 8 == 2:
+            r = (pseudo(KERNEL, E_INTERRUPT | 2 << 8), r[1], r[2])
+        out.append(r)
+    return out
+
+
+def load_records(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) % REC.size:
+        raise ValueError(f"{path}: {len(data)} bytes, not whole records")
+    return [REC.unpack_from(data, i) for i in range(0, len(data), REC.size)]
+
+
+def load_status(path):
+    st = {}
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 2:
+                st[p[0]] = int(p[1])
+    return st
+
+
+def load_oracle(path):
+    branches, summary = [], {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("# summary"):
+                summary = dict(kv.split("=") for kv in line.split()[2:])
+            elif line.startswith("# start"):
+                summary["start"] = line.split()[2]
+            if line.startswith("#"):
+                continue
+            p = line.split()
+            if len(p) >= 2:
+                branches.append((int(p[0], 16), int(p[1], 16)))
+    return branches, summary
+
+
+def read(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+class Checks:
+    """The data of one run and the checks on it."""
+
+    def __init__(self, res, build, linux):
+        self.res, self.build, self.linux = res, build, linux
+        self.diags = []
+        self.ksyms = kernel_syms(os.path.join(res, "kallsyms"))
+        # The run script notes the kernel's CONFIG_X86_KERNEL_IBT.
+        ibt = read(os.path.join(build, "ibt"), "") == "y"
+        self.classify = Classifier(self.ksyms, linux, ibt)
+        self.s = {}
+        self.st = {}
+        for phase in ("main", "sleepy", "feedback", "flight", "resume"):
+            d = os.path.join(res, phase)
+            if not os.path.isdir(d):
+                continue
+            for fn in sorted(os.listdir(d)):
+                if fn.endswith(".bin"):
+                    n = fn[:-4]
+                    self.s[n] = load_records(os.path.join(d, fn))
+                    self.st[n] = load_status(os.path.join(d, n + ".status"))
+        self.oracle = {}
+        for p in ("work", "sleepy"):
+            f = os.path.join(res, p + ".oracle.txt")
+            if os.path.exists(f):
+                self.oracle[p] = load_oracle(f)
+        self.prog = {p: prog_syms(os.path.join(build, "progs", p))
+                     for p in ("work", "sleepy", "resumer", "flight")}
+        start = read(os.path.join(res, "main", "start"), "0 0").split()
+        self.pid, self.entry = int(start[0]), int(start[1], 16)
+
+    # --- helpers ---------------------------------------------------------
+
+    def diag(self, msg):
+        self.diags.append(msg)
+
+    def fmt(self, r, syms=None):
+        frm, to, fl = r if len(r) == 3 else (*r, 0)
+        if is_pseudo(frm):
+            t = ptype(frm)
+            return (f"{PNAMES.get(t, t)}({parg(frm):#x}) to={to:#x} "
+                    f"flags={fl:#x}")
+        name = (lambda a: self.ksyms.name(a) if kaddr(a) else
+                (syms.name(a) if syms else hex(a)))
+        return f"{name(frm)} -> {name(to)}" + (f" flags={fl:#x}" if fl else "")
+
+    def same(self, what, got, want, syms=None):
+        """Compare record lists; diagnose the first difference."""
+        if got == want:
+            return True
+        i = 0
+        while i < min(len(got), len(want)) and got[i] == want[i]:
+            i += 1
+        self.diag(f"{what}: {len(got)} records, expected {len(want)}; "
+                  f"first difference at #{i}")
+        for j in range(max(0, i - 2), i + 3):
+            g = self.fmt(got[j], syms) if j < len(got) else "(end)"
+            w = self.fmt(want[j], syms) if j < len(want) else "(end)"
+            self.diag(f"  #{j}: got {g}")
+            self.diag(f"  #{j}: exp {w}")
+        return False
+
+    def need(self, *names):
+        missing = [n for n in names if n not in self.s]
+        if missing:
+            self.diag("missing streams: " + " ".join(missing))
+            return False
+        return True
+
+    def rc(self, path):
+        return read(os.path.join(self.res, path), "(none)")
+
+    # --- the checks ------------------------------------------------------
+
+    def c_ran(self):
+        """main: the workload ran with all 15 consumers attached"""
+        ok = True
+        self.diag("kernel " + read(os.path.join(self.res, "uname"), "?"))
+        for f in ("insmod.rc", "main/work.rc", "main/fence.rc",
+                  "main/suspend_all.rc", "main/release.rc"):
+            if self.rc(f) != "0":
+                self.diag(f"{f}: {self.rc(f)}")
+                ok = False
+        err = read(os.path.join(self.res, "main", "work.err"), "")
+        if err:
+            self.diag("work.err: " + err)
+        return ok and self.need("t_all", "cpu_all")
+
+    def c_oracle(self):
+        """oracle: traces of work and sleepy, with the known loop counts"""
+        ok = True
+        for p, steps in (("work", WORK_STEPS), ("sleepy", SLEEPY_STEPS)):
+            if self.rc(p + ".oracle.rc") != "0" or p not in self.oracle:
+                self.diag(f"{p}: oracle exit {self.rc(p + '.oracle.rc')}")
+                ok = False
+                continue
+            br, summ = self.oracle[p]
+            n = sum(1 for _, to in br if to == self.prog[p].by_name["step"])
+            self.diag(f"{p}: {len(br)} branches, {summ.get('syscalls')} "
+                      f"system calls, step() called {n} times")
+            if n != steps:
+                self.diag(f"{p}: step() called {n} times, expected {steps}")
+                ok = False
+        return ok
+
+    def c_user_oracle(self):
+        """t_user: user->user records == the oracle's, one KERNEL per return from the kernel"""
+        if not self.need("t_user", "t_all") or "work" not in self.oracle:
+            return False
+        br, summ = self.oracle["work"]
+        u = self.s["t_user"]
+        ok = self.same("t_user vs oracle", [(f, t) for f, t, _ in real(u)],
+                       br, self.prog["work"])
+        if any(fl for _, _, fl in real(u)):
+            self.diag("t_user: a branch record with flags != 0")
+            ok = False
+        kern = [r for r in u if is_type(r, KERNEL)]
+        # Kernel entries: user->kernel records of the all stream.  The
+        # stream starts in the kernel (the exec stop) and ends there
+        # (exit_group): one more stretch at the start, one fewer at the end.
+        entries = sum(1 for f, t, _ in real(self.s["t_all"])
+                      if not kaddr(f) and kaddr(t))
+        self.diag(f"t_user: {len(real(u))} branches, {len(kern)} KERNEL, "
+                  f"{entries} kernel entries in t_all")
+        if len(kern) != entries:
+            self.diag(f"t_user: {len(kern)} KERNEL records, {entries} "
+                      "kernel entries")
+            ok = False
+        sc = [r for r in kern if parg(r[0]) & 0xff == E_SYSCALL]
+        if len(sc) != int(summ.get("syscalls", -1)):
+            self.diag(f"t_user: {len(sc)} system call KERNEL records, the "
+                      f"oracle counted {summ.get('syscalls')} system calls")
+            ok = False
+        if not kern or kern[0] != u[0] or kern[0][1] != self.entry or \
+                kern[0][2] != 0:
+            self.diag("t_user does not start with KERNEL(to=entry point "
+                      f"{self.entry:#x}, flags=0): "
+                      + (self.fmt(u[0]) if u else "(empty)"))
+            ok = False
+        if any(r[1] == 0 or r[2] == 0 for r in kern[1:]):
+            self.diag("t_user: a KERNEL record missing an address although "
+                      "both crossings were recorded")
+            ok = False
+        return ok
+
+    def c_filter_task(self):
+        """t_user and t_kernel == the reference filters applied to t_all"""
+        if not self.need("t_all", "t_user", "t_kernel"):
+            return False
+        a = self.s["t_all"]
+        ok = self.same("t_user vs ref_user(t_all)", nmi_any(self.s["t_user"]),
+                       nmi_any(ref_user(a, self.classify)), self.prog["work"])
+        ok &= self.same("t_kernel vs ref_kernel(t_all)", self.s["t_kernel"],
+                        ref_kernel(a))
+        if self.classify.unknown:
+            self.diag("entries of unknown kind: " + ", ".join(
+                self.ksyms.name(a) for a in sorted(self.classify.unknown)))
+        return ok
+
+    def _cpu_ref(self, name, which):
+        """The per-CPU stream @name against the reference filter applied
+        to cpu_all, from a point where the filter state is known: the last
+        crossing before the workload's first marker."""
+        a, s = self.s["cpu_all"], self.s[name]
+        m = next((i for i, r in enumerate(a) if is_marker(r) and
+                  parg(r[0]) == WORK_MARKERS[0][0]), None)
+        if m is None:
+            self.diag("cpu_all: no first marker")
+            return False
+        if which == "user":
+            k = max((i for i in range(m) if not is_pseudo(a[i][0]) and
+                     not kaddr(a[i][0]) and kaddr(a[i][1])), default=None)
+            state = (True, a[k][0], self.classify(a[k][1]))
+            ref = ref_user(a[k + 1:], self.classify, state)
+        else:
+            k = max((i for i in range(m) if not is_pseudo(a[i][0]) and
+                     kaddr(a[i][0]) and not kaddr(a[i][1])), default=None)
+            state = (True, a[k][0])
+            ref = ref_kernel(a[k + 1:], state)
+        ri = next(i for i, r in enumerate(ref) if is_marker(r))
+        si = next((i for i, r in enumerate(s) if is_marker(r)), None)
+        if si is None or si < ri:
+            self.diag(f"{name}: first marker at {si}, reference at {ri}")
+            return False
+        # @name was suspended after cpu_all: it goes on beyond the reference.
+        return self.same(f"{name} vs ref_{which}(cpu_all)",
+                         nmi_any(s[si - ri:si - ri + len(ref)]), nmi_any(ref))
+
+    def c_filter_cpu(self):
+        """cpu_user and cpu_kernel == the reference filters applied to cpu_all"""
+        if not self.need("cpu_all", "cpu_user", "cpu_kernel"):
+            return False
+        return self._cpu_ref("cpu_user", "user") & \
+            self._cpu_ref("cpu_kernel", "kernel")
+
+    def c_kinds(self):
+        """entry kinds of KERNEL records: system calls, page faults, interrupts, and NMIs as interrupts (bts.h)"""
+        if not self.need("t_user", "cpu_user"):
+            return False
+        ok = True
+        for n in ("t_user", "cpu_user"):
+            kinds = {}
+            for r in self.s[n]:
+                if is_type(r, KERNEL):
+                    k = parg(r[0])
+                    kinds[k] = kinds.get(k, 0) + 1
+            self.diag(f"{n}: " + ", ".join(
+                f"{['unknown', 'syscall', 'exception', 'interrupt'][k & 3]}"
+                f"{' ' + hex(k >> 8) if k >> 8 else ''} x{v}"
+                for k, v in sorted(kinds.items())))
+            if kinds.get(E_EXCEPTION | 2 << 8):
+                self.diag(f"{n}: NMI entries of kind exception; bts.h says "
+                          "BTS_ENTRY_INTERRUPT")
+                ok = False
+            for k, what in ((E_SYSCALL, "system call"),
+                            (E_EXCEPTION | 14 << 8, "page fault")):
+                if not kinds.get(k):
+                    self.diag(f"{n}: no {what} entry")
+                    ok = False
+            if not any(k & 0xff == E_INTERRUPT for k in kinds):
+                self.diag(f"{n}: no interrupt entry")
+                ok = False
+        return ok
+
+    def c_ring_task(self):
+        """per-task rings == the last N records of their continuous streams"""
+        ok = True
+        for ring, cont in (("t_all_ring", "t_all"), ("t_user_ring", "t_user"),
+                           ("t_kernel_ring", "t_kernel")):
+            if not self.need(ring, cont):
+                return False
+            n = self.st[ring]["size"]
+            c = self.s[cont]
+            ok &= self.same(f"{ring} vs last {n} of {cont}", self.s[ring],
+                            c[-n:])
+            if len(c) >= n and len(self.s[ring]) != n:
+                self.diag(f"{ring}: {len(self.s[ring])} records, size {n}")
+                ok = False
+            if self.st[ring]["produced"] != len(c):
+                self.diag(f"{ring}: produced {self.st[ring]['produced']}, "
+                          f"{cont} has {len(c)}")
+                ok = False
+        return ok
+
+    def c_ring_cpu(self):
+        """per-CPU rings == N consecutive records of their continuous streams, ending where the ring stopped"""
+        ok = True
+        for ring, cont in (("cpu_all_ring", "cpu_all"),
+                           ("cpu_user_ring", "cpu_user"),
+                           ("cpu_kernel_ring", "cpu_kernel")):
+            if not self.need(ring, cont):
+                return False
+            r, c, n = self.s[ring], self.s[cont], self.st[ring]["size"]
+            fr = [i for i, x in enumerate(r) if is_marker(x) and
+                  (parg(x[0]), x[1], x[2]) == FENCE]
+            fc = [i for i, x in enumerate(c) if is_marker(x) and
+                  (parg(x[0]), x[1], x[2]) == FENCE]
+            if len(fr) != 1 or len(fc) != 1:
+                self.diag(f"{ring}/{cont}: fence markers {len(fr)}/{len(fc)}")
+                ok = False
+                continue
+            start = fc[0] - fr[0]
+            if start < 0:
+                self.diag(f"{ring}: more records before the fence than {cont}")
+                ok = False
+                continue
+            ok &= self.same(f"{ring} vs {cont}[{start}:]", r,
+                            c[start:start + len(r)])
+            if len(r) != n:
+                self.diag(f"{ring}: {len(r)} records, size {n}")
+                ok = False
+        return ok
+
+    def _segments(self):
+        a, segs, cur = self.s["cpu_all"], [], None
+        for r in a:
+            if is_type(r, SWITCH):
+                if cur is not None:
+                    segs.append(cur)
+                cur = [] if r[1] == self.pid else None
+                if cur is not None and r[2] != self.pid:
+                    self.diag(f"SWITCH to {r[1]} with tgid {r[2]}")
+                    return None
+            elif cur is not None:
+                cur.append(r)
+        if cur is not None:
+            segs.append(cur)
+        return segs
+
+    def c_switch(self):
+        """cpu_all cut at SWITCH records: the workload's segments make up t_all"""
+        if not self.need("cpu_all", "t_all"):
+            return False
+        segs = self._segments()
+        if not segs:
+            self.diag("no SWITCH to the workload in cpu_all")
+            return False
+        t = self.s["t_all"]
+        self.diag(f"{len(segs)} segments of the workload in cpu_all, "
+                  f"{sum(map(len, segs))} records; t_all has {len(t)}")
+        # After its last record, the task goes on exiting (and may sleep
+        # in there), traced for the CPU but not for the task any more.
+        cat = [r for s in segs for r in s]
+        ok = self.same("cpu_all segments vs t_all", cat[:len(t)], t)
+        user = [r for r in cat[len(t):] if not is_pseudo(r[0]) and
+                not kaddr(r[0])]
+        if user:
+            self.diag(f"{len(user)} user-mode records of the workload in "
+                      f"cpu_all after t_all's end: {self.fmt(user[0])}")
+            ok = False
+        if len(segs) < 2:
+            self.diag("the workload ran in one piece: it should sleep")
+            ok = False
+        return ok
+
+    BIG = ("t_all", "t_user", "t_kernel", "t_lossless", "cpu_all",
+           "cpu_user", "cpu_kernel")
+
+    def c_no_loss(self):
+        """big continuous streams: no LOST record, status lost == 0, everything consumed"""
+        ok = True
+        for n in self.BIG:
+            if not self.need(n):
+                return False
+            st, s = self.st[n], self.s[n]
+            lost = [r for r in s if is_type(r, LOST)]
+            if lost or st["lost"] or st["full"] or st["pending"]:
+                self.diag(f"{n}: {len(lost)} LOST records, status lost "
+                          f"{st['lost']}, pending {st['pending']}, module "
+                          f"buffer full {st['full']}")
+                ok = False
+            if st["produced"] != len(s):
+                self.diag(f"{n}: produced {st['produced']}, read {len(s)}")
+                ok = False
+        return ok
+
+    def c_tiny_task(self):
+        """t_tiny: t_all with LOST records exactly where records were dropped"""
+        if not self.need("t_tiny", "t_all"):
+            return False
+        t, a, st = self.s["t_tiny"], self.s["t_all"], self.st["t_tiny"]
+        p, ok = 0, True
+        for i, r in enumerate(t):
+            if is_type(r, LOST):
+                p += r[1]
+            elif p >= len(a) or a[p] != r:
+                self.diag(f"t_tiny #{i} ({self.fmt(r)}) is not t_all #{p}")
+                ok = False
+                break
+            else:
+                p += 1
+        reported = sum(r[1] for r in t if is_type(r, LOST))
+        self.diag(f"t_tiny: {len(t)} records, {reported} lost in-stream, "
+                  f"status lost {st['lost']}, {len(a) - p} of t_all's "
+                  "records after its last")
+        if p > len(a) or st["lost"] != reported + (len(a) - p):
+            self.diag("t_tiny: kept + lost != t_all")
+            ok = False
+        if not reported:
+            self.diag("t_tiny lost nothing: not tiny enough")
+            ok = False
+        return ok
+
+    def c_tiny_total(self):
+        """tiny streams: in-stream LOST total == status lost"""
+        ok = True
+        for n in ("t_tiny", "cpu_tiny"):
+            if not self.need(n):
+                return False
+            reported = sum(r[1] for r in self.s[n] if is_type(r, LOST))
+            if reported != self.st[n]["lost"] or not reported:
+                self.diag(f"{n}: LOST records add up to {reported}, status "
+                          f"lost {self.st[n]['lost']}")
+                ok = False
+            if self.st[n]["produced"] != len(self.s[n]):
+                self.diag(f"{n}: produced {self.st[n]['produced']}, read "
+                          f"{len(self.s[n])}")
+                ok = False
+        return ok
+
+    def c_lossless(self):
+        """t_lossless (256 records, slow consumer): == the oracle, == t_user, nothing lost, throttled"""
+        if not self.need("t_lossless", "t_user") or "work" not in self.oracle:
+            return False
+        s, st = self.s["t_lossless"], self.st["t_lossless"]
+        ok = self.same("t_lossless vs oracle", [(f, t) for f, t, _ in real(s)],
+                       self.oracle["work"][0], self.prog["work"])
+        ok &= self.same("t_lossless vs t_user", s, self.s["t_user"])
+        self.diag(f"t_lossless: throttled {st['throttled']}, lost "
+                  f"{st['lost']}")
+        if st["throttled"] == 0 or st["lost"] or \
+                any(is_type(r, LOST) for r in s):
+            ok = False
+        return ok
+
+    def c_sleepy(self):
+        """sleepy: lossless consumer of a task that sleeps between bursts: == the oracle, nothing lost"""
+        if not self.need("s_ll") or "sleepy" not in self.oracle:
+            return False
+        s, st = self.s["s_ll"], self.st["s_ll"]
+        ok = self.rc("sleepy/sleepy.rc") == "0"
+        if not ok:
+            self.diag(f"sleepy exit {self.rc('sleepy/sleepy.rc')}: "
+                      + read(os.path.join(self.res, "sleepy/sleepy.err"), ""))
+        lost = [r for r in s if is_type(r, LOST)]
+        self.diag(f"s_ll: {len(real(s))} branches, throttled "
+                  f"{st['throttled']}, status lost {st['lost']}, "
+                  f"{len(lost)} LOST records")
+        if lost or st["lost"]:
+            ok = False
+        ok &= self.same("s_ll vs oracle", [(f, t) for f, t, _ in real(s)],
+                        self.oracle["sleepy"][0], self.prog["sleepy"])
+        if st["throttled"] == 0:
+            self.diag("s_ll: never throttled")
+            ok = False
+        return ok
+
+    def c_markers(self):
+        """markers: in every stream of the task and of CPU 0, in order"""
+        ok = True
+        want = {n: WORK_MARKERS for n in ("t_all", "t_user", "t_kernel",
+                                          "t_lossless")}
+        want.update({n: WORK_MARKERS + [FENCE] for n in
+                     ("cpu_all", "cpu_user", "cpu_kernel")})
+        for n, w in want.items():
+            if not self.need(n):
+                return False
+            if markers(self.s[n]) != w:
+                self.diag(f"{n}: markers {markers(self.s[n])}")
+                ok = False
+        # Tiny streams may lose markers, but not reorder them.
+        for n, w in (("t_tiny", WORK_MARKERS),
+                     ("cpu_tiny", WORK_MARKERS + [FENCE])):
+            got = markers(self.s.get(n, []))
+            it = iter(w)
+            if not all(m in it for m in got):
+                self.diag(f"{n}: markers {got} not in order")
+                ok = False
+        return ok
+
+    def c_user_only(self):
+        """user-only streams: no kernel address; kernel-only: no user branch"""
+        ok = True
+        for n in ("t_user", "t_user_ring", "t_lossless", "cpu_user",
+                  "cpu_user_ring", "s_ll"):
+            if not self.need(n):
+                return False
+            for r in self.s[n]:
+                if is_pseudo(r[0]):
+                    t = ptype(r[0])
+                    bad = t not in (KERNEL, LOST, MARKER) or \
+                        (t == KERNEL and (kaddr(r[1]) or kaddr(r[2])))
+                else:
+                    bad = kaddr(r[0]) or kaddr(r[1])
+                if bad:
+                    self.diag(f"{n}: {self.fmt(r)}")
+                    ok = False
+                    break
+        for n in ("t_kernel", "t_kernel_ring", "cpu_kernel",
+                  "cpu_kernel_ring"):
+            if not self.need(n):
+                return False
+            for r in self.s[n]:
+                if is_pseudo(r[0]):
+                    t = ptype(r[0])
+                    bad = t not in (USER, LOST, MARKER) or \
+                        (t == USER and any(x and not kaddr(x)
+                                           for x in r[1:]))
+                else:
+                    bad = not kaddr(r[0]) or not kaddr(r[1])
+                if bad:
+                    self.diag(f"{n}: {self.fmt(r)}")
+                    ok = False
+                    break
+        return ok
+
+    def c_switch_only_all(self):
+        """SWITCH records only in per-CPU streams of both sides"""
+        ok = True
+        both = ("cpu_all", "cpu_all_ring", "cpu_tiny", "A", "R", "S", "F")
+        for n, s in self.s.items():
+            has = any(is_type(r, SWITCH) for r in s)
+            if has and n not in both or not has and n == "cpu_all":
+                self.diag(f"{n}: SWITCH records {'present' if has else 'absent'}")
+                ok = False
+        return ok
+
+    def c_flight(self):
+        """flight recorder: a lone per-CPU ring (hardware ring mode in between) == the task's stream where the task ran"""
+        if not self.need("F", "T"):
+            return False
+        f, t, n = self.s["F"], self.s["T"], self.st["F"]["size"]
+        ok = self.rc("flight/flight.rc") == "0"
+        pid = int(read(os.path.join(self.res, "flight", "start"),
+                       "0").split()[0])
+        fm = [i for i, r in enumerate(f) if is_marker(r) and
+              parg(r[0]) == 0x777]
+        tm = [i for i, r in enumerate(t) if is_marker(r) and
+              parg(r[0]) == 0x777]
+        if len(f) != n or len(fm) != 1 or len(tm) != 1:
+            self.diag(f"F: {len(f)} records of {n}, markers {len(fm)} in "
+                      f"F, {len(tm)} in T")
+            return False
+        i, j = fm[0], tm[0]
+        # The task's complete segments in F up to the marker, and what
+        # F got after the marker until it was suspended, from the task.
+        segs, cur = [], None
+        for r in f[:i + 1]:
+            if is_type(r, SWITCH):
+                if cur is not None:
+                    segs.append(cur)
+                cur = [] if r[1] == pid else None
+            elif cur is not None:
+                cur.append(r)
+        if cur is None:
+            self.diag("F: the marker is not in a segment of the task")
+            return False
+        segs.append(cur)
+        others = sum(1 for r in f[:i] if is_type(r, SWITCH) and r[1] != pid)
+        cat = [r for s in segs for r in s]
+        self.diag(f"F: {len(segs)} segments of the task before the marker, "
+                  f"{others} switches to others, {len(f) - i - 1} records "
+                  "after it")
+        ok &= self.same("F's segments of the task vs T", cat,
+                        t[max(0, j + 1 - len(cat)):j + 1])
+        ok &= self.same("F after the marker vs T", f[i + 1:],
+                        t[j + 1:j + len(f) - i])
+        if len(segs) < 2 or not others:
+            self.diag("F: the window shows no time without the task")
+            ok = False
+        return ok
+
+    def c_feedback(self):
+        """feedback: two kernel-only consumers of one task, drained in their overflow callbacks, lose nothing"""
+        if not self.need("fb1", "fb2"):
+            return False
+        ok = self.rc("feedback/sleepy.rc") == "0"
+        if not ok:
+            self.diag(f"sleepy exit {self.rc('feedback/sleepy.rc')}")
+        for n in ("fb1", "fb2"):
+            s, st = self.s[n], self.st[n]
+            own = sum(1 for f, _, _ in real(s) if kaddr(f) and
+                      self.ksyms.name(f).split("+")[0] in
+                      ("ds_stream_consume", "ds_consume_bts"))
+            lost = [r for r in s if is_type(r, LOST)]
+            self.diag(f"{n}: {len(s)} records, {own} of them from "
+                      f"ds_stream_consume() copying records, status lost "
+                      f"{st['lost']}, {st['callbacks']} callbacks")
+            if st["lost"] or lost:
+                ok = False
+        return ok
+
+    def _in(self, recs, func):
+        p = self.prog["resumer"]
+        ranges = [p.range(func), p.range(func + "_leaf")]
+        return sum(1 for f, _, _ in real(recs)
+                   if any(a <= f < b for a, b in ranges))
+
+    def c_resume(self):
+        """resume: a consumer attached suspended gets nothing from before ds_resume_bts()"""
+        if not self.need("A", "R", "S"):
+            return False
+        ok = self.rc("resume/resumer.rc") == "0" and \
+            self.rc("resume/attach.rc") == "0"
+        counts = {n: [self._in(self.s[n], f) for f in
+                      ("before_resume", "after_resume", "after_suspend")]
+                  for n in "ARS"}
+        self.diag("records of before_resume/after_resume/after_suspend: " +
+                  ", ".join(f"{n} {c}" for n, c in counts.items()))
+        if not all(counts["A"]) or not counts["R"][1]:
+            self.diag("A or R missed records: the test proves nothing")
+            ok = False
+        if counts["R"][0]:
+            self.diag("R has records of before_resume(), which ran before "
+                      "it was resumed")
+            ok = False
+        if markers(self.s["R"]) != [(0x502, 0x502, 0)]:
+            self.diag(f"R: markers {markers(self.s['R'])}")
+            ok = False
+        return ok
+
+    def c_suspend(self):
+        """suspend: nothing after ds_suspend_bts() returns"""
+        if not self.need("S"):
+            return False
+        ok = True
+        n = [self._in(self.s["S"], f) for f in
+             ("before_resume", "after_resume", "after_suspend")]
+        if not n[1] or n[2]:
+            self.diag(f"S: {n[1]} after_resume records, {n[2]} "
+                      "after_suspend records")
+            ok = False
+        if markers(self.s["S"]) != [(0x501, 0x501, 0)]:
+            self.diag(f"S: markers {markers(self.s['S'])}")
+            ok = False
+        return ok
+
+    def c_arb_perf(self):
+        """arbitration: perf record -e branches:u -c 1 fails (EBUSY) while a consumer is attached"""
+        rc = self.rc("arb/perf1.rc")
+        err = read(os.path.join(self.res, "arb/perf1.err"), "")
+        ok = self.rc("arb/attach1.rc") == "0" and rc != "0" and \
+            "busy" in err.lower()
+        if not ok:
+            self.diag(f"attach {self.rc('arb/attach1.rc')}, perf exit {rc}: "
+                      + " | ".join(err.splitlines()[:6]))
+        return ok
+
+    def c_arb_attach(self):
+        """arbitration: attaching fails with EBUSY while perf traces, and works after"""
+        ok = True
+        if not read(os.path.join(self.res, "arb/perf2.sleep")):
+            self.diag("perf's workload was not seen running")
+            ok = False
+        for f in ("attach2", "attach2t"):
+            e = read(os.path.join(self.res, f"arb/{f}.err"), "")
+            if self.rc(f"arb/{f}.rc") == "0" or "busy" not in e.lower():
+                self.diag(f"{f} during perf: exit {self.rc(f'arb/{f}.rc')} {e}")
+                ok = False
+        if self.rc("arb/perf2.rc") != "0":
+            self.diag(f"perf record exit {self.rc('arb/perf2.rc')}: " +
+                      read(os.path.join(self.res, "arb/perf2.err"), ""))
+            ok = False
+        if self.rc("arb/attach3.rc") != "0":
+            self.diag("attach after perf: " +
+                      read(os.path.join(self.res, "arb/attach3.err"), ""))
+            ok = False
+        return ok
+
+    def c_exit_race(self):
+        """detach contract: no task_exit callback after ds_release_bts() returned (released while the exit runs the callbacks)"""
+        st = load_status(os.path.join(self.res, "exitrace", "e1.status")) \
+            if os.path.exists(os.path.join(self.res, "exitrace",
+                                           "e1.status")) else {}
+        late = read(os.path.join(self.res, "exitrace", "late"), "?")
+        ok = self.rc("exitrace/sleepy.rc") == "0" and \
+            self.rc("exitrace/release2.rc") == "0" and st.get("exited") == 1
+        self.diag(f"e1's task_exit callback {'was' if st.get('exited') else 'was not'}"
+                  f" running at e2's release; {late} late callbacks")
+        return ok and late == "0"
+
+    def c_unload(self):
+        """the module unloads after its consumers are released"""
+        ok = True
+        for f in ("sleepy/release.rc", "resume/release.rc",
+                  "arb/release3.rc", "exitrace/release.rc", "rmmod.rc"):
+            if self.rc(f) != "0":
+                self.diag(f"{f}: {self.rc(f)}")
+                ok = False
+        return ok
+
+    CHECKS = ("c_ran", "c_oracle", "c_user_oracle", "c_filter_task",
+              "c_filter_cpu", "c_kinds", "c_ring_task", "c_ring_cpu", "c_switch",
+              "c_no_loss", "c_tiny_task", "c_tiny_total", "c_lossless",
+              "c_sleepy", "c_flight", "c_feedback", "c_markers", "c_user_only", "c_switch_only_all",
+              "c_resume", "c_suspend", "c_arb_perf", "c_arb_attach",
+              "c_exit_race", "c_unload")
+
+    def run(self, name):
+        self.diags = []
+        try:
+            ok = bool(getattr(self, name)())
+        except Exception as e:  # a crash is a failure, not the end
+            self.diag(f"{type(e).__name__}: {e}")
+            ok = False
+        return ok, getattr(self, name).__doc__.strip(), self.diags
+
+
+# --- self-test: each check must fail on data broken for it -----------------
+
+def _mut(c, n):
+    """Stream @n of the mutant, as its own copy."""
+    c.s[n] = list(c.s[n])
+    return c.s[n]
+
+
+def _drop(c, n, i):
+    del _mut(c, n)[i]
+
+
+def _insert(c, n, i, r):
+    s = _mut(c, n)
+    s.insert(len(s) if i is None else i, r)
+
+
+def _swap_first_markers(c, n):
+    s = _mut(c, n)
+    i = [k for k, r in enumerate(s) if is_marker(r)]
+    s[i[0]], s[i[1]] = s[i[1]], s[i[0]]
+
+
+def _tamper(c, n, pred, new, after_marker=False):
+    s = _mut(c, n)
+    first = next(k for k, r in enumerate(s) if is_marker(r)) \
+        if after_marker else 0
+    i = next(k for k, r in enumerate(s) if k > first and pred(r))
+    s[i] = new(s[i])
+
+
+def _override(c, path, value):
+    c.res_override = {path: value}
+
+
+def _status(c, n, **kv):
+    c.st[n] = dict(c.st[n], **kv)
+
+
+def mutant_of(base):
+    m = copy.copy(base)
+    m.s = dict(base.s)
+    m.st = dict(base.st)
+    m.oracle = {k: (list(v[0]), v[1]) for k, v in base.oracle.items()}
+    return m
+
+
+def _user_rec(r):
+    return not is_pseudo(r[0]) and not kaddr(r[0]) and not kaddr(r[1])
+
+
+MUTATIONS = {
+    "c_ran": lambda c: _override(c, "main/work.rc", "1"),
+    "c_oracle": lambda c: c.oracle["sleepy"][0].pop(
+        next(i for i, b in enumerate(c.oracle["sleepy"][0])
+             if b[1] == c.prog["sleepy"].by_name["step"])),
+    "c_user_oracle": lambda c: _drop(
+        c, "t_user", next(i for i, r in enumerate(c.s["t_user"])
+                          if is_type(r, KERNEL) and i > 10)),
+    "c_filter_task": lambda c: _tamper(
+        c, "t_kernel", lambda r: is_type(r, USER),
+        lambda r: (r[0], r[1], r[2] ^ 8)),
+    "c_filter_cpu": lambda c: _tamper(
+        c, "cpu_user", lambda r: is_type(r, KERNEL) and r[1],
+        lambda r: (pseudo(KERNEL, parg(r[0]) ^ 0x100), r[1], r[2]), True),
+    "c_kinds": lambda c: _tamper(
+        c, "t_user", lambda r: is_type(r, KERNEL) and parg(r[0]) == 0x203,
+        lambda r: (pseudo(KERNEL, 0x202), r[1], r[2])),
+    "c_ring_task": lambda c: _drop(c, "t_user_ring", 0),
+    "c_ring_cpu": lambda c: _drop(
+        c, "cpu_kernel", next(i for i, r in enumerate(c.s["cpu_kernel"])
+                              if is_marker(r) and parg(r[0]) == FENCE[0]) - 1),
+    "c_switch": lambda c: _drop(c, "t_all", len(c.s["t_all"]) // 2),
+    "c_no_loss": lambda c: _insert(c, "cpu_kernel", 5, (pseudo(LOST), 3, 0)),
+    "c_tiny_task": lambda c: _tamper(
+        c, "t_tiny", lambda r: is_type(r, LOST),
+        lambda r: (r[0], r[1] + 1, r[2])),
+    "c_tiny_total": lambda c: _status(c, "cpu_tiny",
+                                      lost=c.st["cpu_tiny"]["lost"] + 1),
+    "c_lossless": lambda c: _status(c, "t_lossless", throttled=0),
+    "c_sleepy": lambda c: _tamper(c, "s_ll", _user_rec,
+                                  lambda r: (r[0], r[1] + 1, r[2])),
+    "c_flight": lambda c: _drop(c, "T", len(c.s["T"]) // 2 + 7) or _drop(
+        c, "F", next(i for i, r in enumerate(c.s["F"]) if is_marker(r)) - 3),
+    "c_feedback": lambda c: _status(c, "fb2", lost=1),
+    "c_markers": lambda c: _swap_first_markers(c, "t_lossless"),
+    "c_user_only": lambda c: _tamper(
+        c, "cpu_user", lambda r: is_type(r, KERNEL) and r[1],
+        lambda r: (r[0], r[1] | (1 << 63), r[2])),
+    "c_switch_only_all": lambda c: _insert(c, "t_all", None,
+                                           (pseudo(SWITCH), 1, 1)),
+    "c_resume": lambda c: _insert(
+        c, "R", 0,
+        (c.prog["resumer"].by_name["before_resume_leaf"], 0x401000, 0)),
+    "c_suspend": lambda c: _insert(
+        c, "S", None, (c.prog["resumer"].by_name["after_suspend"], 0x401000, 0)),
+    "c_arb_perf": lambda c: _override(c, "arb/perf1.rc", "0"),
+    "c_arb_attach": lambda c: _override(c, "arb/attach2.rc", "0"),
+    "c_exit_race": lambda c: _override(c, "exitrace/release2.rc", "1"),
+    "c_unload": lambda c: _override(c, "rmmod.rc", "1"),
+}
+
+
+class MutantChecks(Checks):
+    res_override = {}
+
+    def rc(self, path):
+        return self.res_override.get(path, super().rc(path))
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    self_test = "--self-test" in sys.argv
+    if len(args) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    base = MutantChecks(*args)
+    failed = 0
+    for name in Checks.CHECKS:
+        ok, desc, diags = base.run(name)
+        if self_test:
+            if not ok:
+                # A check that fails anyway proves nothing here.
+                print(f"ok - self-test: {desc} # SKIP fails on the real data")
+                continue
+            mutant = mutant_of(base)
+            try:
+                MUTATIONS[name](mutant)
+            except (KeyError, StopIteration, IndexError) as e:
+                print(f"not ok - self-test: {desc}: cannot break the data "
+                      f"({type(e).__name__} {e})")
+                failed += 1
+                continue
+            mok, _, _ = mutant.run(name)
+            print(f"{'not ok' if mok else 'ok'} - self-test: {desc}: "
+                  "fails on broken data")
+            failed += mok
+            continue
+        print(f"{'ok' if ok else 'not ok'} - {desc}")
+        for d in diags:
+            print(f"#   {d}")
+        failed += not ok
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ds_consumers: attach x86 Debug Store branch trace consumers on request
+ * and show what they recorded, for tests/ds-guest.
+ *
+ * /sys/kernel/debug/ds_consumers/
+ *
+ *   control	write commands, one per line:
+ *		attach NAME KEY=VALUE...
+ *		suspend|resume|release [NAME...]	(no NAME: all, in
+ *							 attach order)
+ *		The attach lines of one write succeed or fail together; the
+ *		write fails with the first error of ds_request_bts().
+ *		Keys: task=PID or cpu=N, priv=kernel|user|all,
+ *		mode=ring|cont, size=N (records), wakeup=N, lossless=1,
+ *		suspended=1, and for continuous consumers cap=N (records the
+ *		module keeps) and drain=cb|work|slow|none: consume everything
+ *		in the overflow callback (the default); consume everything in
+ *		a work item the callback queues; consume batch=N records every
+ *		period=MS milliseconds in a self-rearming work item; or only
+ *		when read.  wcpu=N runs the work items on CPU N, so that their
+ *		copying is not in CPU 0's or the traced task's trace.
+ *		exit_sleep=MS makes the task_exit callback sleep that long
+ *		(it may), after counting the call in NAME/status.
+ *   marker	write "ARG [TO [FLAGS]]": ds_append_marker(ARG, TO, FLAGS),
+ *		TO defaulting to ARG and FLAGS to 0
+ *   NAME/records	the consumer's records, an array of struct bts_record:
+ *		a ring's last records (ds_read_last_bts() when read from
+ *		offset 0), or everything a continuous consumer consumed so
+ *		far (consumed into a vmalloc()ed buffer at each overflow
+ *		callback and when read)
+ *   NAME/status	ds_bts_status() and the module's own counters
+ *
+ *   late	callbacks that came after their consumer's ds_release_bts()
+ *		returned
+ *
+ * The module checks the detach contract: a callback of a consumer after
+ * ds_release_bts() returned is counted in "late" and WARNs (the consumer's
+ * struct dsc is kept, without its buffers, until the module is unloaded,
+ * to tell).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <asm/ds.h>
+
+#define DSC_NAME_LEN		32
+#define DSC_DEFAULT_CAP		BIT(20)
+#define DSC_MAX_CAP		BIT(24)
+#define DSC_MAX_WRITE		4096
+
+enum dsc_drain {
+	DSC_DRAIN_CB,
+	DSC_DRAIN_WORK,
+	DSC_DRAIN_SLOW,
+	DSC_DRAIN_NONE,
+};
+
+/**
+ * struct dsc - one consumer of the module
+ * @node: in dsc_list, or in dsc_released once released
+ * @name: its debugfs folder
+ * @c: the layer's consumer
+ * @cfg: what was asked for, but for @cfg.task, which only the layer keeps
+ * @pid: the traced task's pid, or -1 for a CPU
+ * @dir: NAME/ in debugfs
+ * @lock: serializes ds_consume_bts() and the growth of @buf
+ * @dying: being released: consume no more, queue no more work
+ * @buf: continuous mode: what was consumed, @cap records
+ * @cap: room in @buf
+ * @len: records in @buf
+ * @full: records left in the stream because @buf was full
+ * @drain: enum dsc_drain
+ * @wcpu: the CPU of @work and @slow, or WORK_CPU_UNBOUND
+ * @batch: DSC_DRAIN_SLOW: records per @slow run
+ * @period: DSC_DRAIN_SLOW: jiffies between @slow runs
+ * @work: DSC_DRAIN_WORK: consumes what the overflow callback saw
+ * @slow: DSC_DRAIN_SLOW: the slow consumer
+ * @callbacks: overflow callbacks so far
+ * @exited: the task_exit callback ran
+ * @exit_sleep: milliseconds the task_exit callback sleeps
+ * @read_lock: serializes readers of @snap
+ * @snap: ring mode: the records read at offset 0
+ * @snap_len: records in @snap
+ * @released: ds_release_bts() returned: no callback may come any more
+ */
+struct dsc {
+	struct list_head	node;
+	char			name[DSC_NAME_LEN];
+	struct ds_consumer	*c;
+	struct ds_bts_config	cfg;
+	pid_t			pid;
+	struct dentry		*dir;
+	spinlock_t		lock;		/* see @lock above */
+	bool			dying;
+	struct bts_record	*buf;
+	u32			cap;
+	u32			len;
+	bool			full;
+	enum dsc_drain		drain;
+	int			wcpu;
+	u32			batch;
+	unsigned long		period;
+	struct work_struct	work;
+	struct delayed_work	slow;
+	atomic64_t		callbacks;
+	atomic_t		exited;
+	unsigned int		exit_sleep;
+	struct mutex		read_lock;	/* see @read_lock above */
+	struct bts_record	*snap;
+	u32			snap_len;
+	bool			released;
+};
+
+/* Serializes commands; protects dsc_list. */
+static DEFINE_MUTEX(dsc_mutex);
+static LIST_HEAD(dsc_list);
+/* Released consumers, kept to catch late callbacks; under dsc_mutex. */
+static LIST_HEAD(dsc_released);
+/* Callbacks after their consumer's release returned. */
+static atomic_t dsc_late;
+static struct dentry *dsc_root;
+
+/* Take up to @max records from the stream.  Context: @d->lock held. */
+static void dsc_consume(struct dsc *d, struct ds_consumer *c, u32 max)
+{
+	u32 room = d->cap - d->len;
+
+	if (d->dying)
+		return;
+	if (!room) {
+		d->full = true;
+		return;
+	}
+	d->len += ds_consume_bts(c, d->buf + d->len, min(room, max));
+}
+
+static enum ds_overflow_action dsc_overflow(struct ds_consumer *c,
+					    void *data)
+{
+	struct dsc *d = data;
+
+	if (READ_ONCE(d->released)) {
+		atomic_inc(&dsc_late);
+		WARN_ONCE(1, "ds_consumers: overflow callback of %s after its release\n",
+			  d->name);
+		return DS_OVERFLOW_CONTINUE;
+	}
+	/* @d->c may not be set yet: the first call can beat the request. */
+	atomic64_inc(&d->callbacks);
+	if (d->drain == DSC_DRAIN_CB) {
+		spin_lock(&d->lock);
+		dsc_consume(d, c, U32_MAX);
+		spin_unlock(&d->lock);
+	} else if (d->drain == DSC_DRAIN_WORK) {
+		/*
+		 * Not under @d->lock: spinning here while the work item copies
+		 * would fill the traced CPU's streams with the spinning.  A
+		 * work item queued while @d dies finds @d->dying.
+		 */
+		queue_work_on(d->wcpu, system_highpri_wq, &d->work);
+	}
+	return DS_OVERFLOW_CONTINUE;
+}
+
+static void dsc_task_exit(struct ds_consumer *c, void *data)
+{
+	struct dsc *d = data;
+
+	if (READ_ONCE(d->released)) {
+		atomic_inc(&dsc_late);
+		WARN_ONCE(1, "ds_consumers: task_exit callback of %s after its release\n",
+			  d->name);
+		return;
+	}
+	atomic_inc(&d->exited);
+	if (d->exit_sleep)
+		msleep(d->exit_sleep);
+}
+
+static const struct ds_bts_ops dsc_ops = {
+	.overflow	= dsc_overflow,
+	.task_exit	= dsc_task_exit,
+};
+
+static void dsc_work_fn(struct work_struct *work)
+{
+	struct dsc *d = container_of(work, struct dsc, work);
+
+	spin_lock_irq(&d->lock);
+	dsc_consume(d, d->c, U32_MAX);
+	spin_unlock_irq(&d->lock);
+}
+
+static void dsc_slow_fn(struct work_struct *work)
+{
+	struct dsc *d = container_of(to_delayed_work(work), struct dsc, slow);
+
+	spin_lock_irq(&d->lock);
+	dsc_consume(d, d->c, d->batch);
+	if (!d->dying)
+		queue_delayed_work_on(d->wcpu, system_wq, &d->slow, d->period);
+	spin_unlock_irq(&d->lock);
+}
+
+static ssize_t dsc_records_read(struct file *file, char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	struct dsc *d = file->private_data;
+	ssize_t ret;
+	u32 len;
+
+	if (d->cfg.mode == DS_MODE_CONTINUOUS) {
+		spin_lock_irq(&d->lock);
+		dsc_consume(d, d->c, U32_MAX);
+		len = d->len;
+		spin_unlock_irq(&d->lock);
+		/* @buf only grows beyond @len meanwhile. */
+		return simple_read_from_buffer(ubuf, count, ppos, d->buf,
+					       (size_t)len * sizeof(*d->buf));
+	}
+
+	mutex_lock(&d->read_lock);
+	if (*ppos == 0)
+		d->snap_len = ds_read_last_bts(d->c, d->snap,
+					       d->cfg.nr_records);
+	ret = simple_read_from_buffer(ubuf, count, ppos, d->snap,
+				      (size_t)d->snap_len * sizeof(*d->snap));
+	mutex_unlock(&d->read_lock);
+	return ret;
+}
+
+static const struct file_operations dsc_records_fops = {
+	.owner		= THIS_MODULE,
+	.open		= simple_open,
+	.read		= dsc_records_read,
+	.llseek		= default_llseek,
+};
+
+static int dsc_status_show(struct seq_file *m, void *unused)
+{
+	struct dsc *d = m->private;
+	struct ds_bts_status st;
+	u32 len;
+
+	ds_bts_status(d->c, &st);
+	spin_lock_irq(&d->lock);
+	len = d->len;
+	spin_unlock_irq(&d->lock);
+	seq_printf(m, "produced %llu\npending %llu\nlost %llu\nthrottled %llu\n",
+		   st.produced, st.pending, st.lost, st.throttled);
+	seq_printf(m, "kept %u\nfull %d\ncallbacks %lld\nexited %d\n", len,
+		   READ_ONCE(d->full), atomic64_read(&d->callbacks),
+		   atomic_read(&d->exited));
+	seq_printf(m, "pid %d\ncpu %d\npriv %d\nmode %d\nflags %u\nsize %u\nwakeup %u\n",
+		   d->pid, d->pid >= 0 ? -1 : d->cfg.cpu, d->cfg.priv,
+		   d->cfg.mode, d->cfg.flags, d->cfg.nr_records,
+		   d->cfg.wakeup);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dsc_status);
+
+static struct dsc *dsc_find(struct list_head *list, const char *name)
+{
+	struct dsc *d;
+
+	list_for_each_entry(d, list, node)
+		if (!strcmp(d->name, name))
+			return d;
+	return NULL;
+}
+
+static void dsc_free(struct dsc *d)
+{
+	vfree(d->buf);
+	vfree(d->snap);
+	kfree(d);
+}
+
+/*
+ * Detach, free the buffers and keep @d on dsc_released.  Context: dsc_mutex
+ * held, @d off dsc_list.
+ */
+static void dsc_release(struct dsc *d)
+{
+	/* Waits for readers of the files, which use @d->c. */
+	debugfs_remove_recursive(d->dir);
+	/* Work items that run from now on leave @d->c alone. */
+	spin_lock_irq(&d->lock);
+	d->dying = true;
+	spin_unlock_irq(&d->lock);
+	ds_release_bts(d->c);
+	/* No callback queues @d->work any more. */
+	cancel_work_sync(&d->work);
+	cancel_delayed_work_sync(&d->slow);
+	vfree(d->buf);
+	vfree(d->snap);
+	d->buf = NULL;
+	d->snap = NULL;
+	WRITE_ONCE(d->released, true);
+	list_add_tail(&d->node, &dsc_released);
+}
+
+static int dsc_parse_u32(const char *val, u32 *out)
+{
+	return kstrtou32(val, 0, out);
+}
+
+/* Parse "NAME KEY=VALUE..." into a new, not yet attached consumer. */
+static struct dsc *dsc_parse(char *args)
+{
+	bool task = false, cpu = false;
+	char *tok, *val;
+	struct dsc *d;
+	u32 v;
+	int ret = -EINVAL;
+
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return ERR_PTR(-ENOMEM);
+	d->pid = -1;
+	d->wcpu = WORK_CPU_UNBOUND;
+	d->cap = DSC_DEFAULT_CAP;
+	d->batch = 64;
+	d->period = 1;
+	d->cfg.priv = DS_PRIV_ALL;
+	d->cfg.mode = DS_MODE_CONTINUOUS;
+	d->cfg.nr_records = 4096;
+	d->cfg.ops = &dsc_ops;
+	d->cfg.data = d;
+	spin_lock_init(&d->lock);
+	mutex_init(&d->read_lock);
+	INIT_WORK(&d->work, dsc_work_fn);
+	INIT_DELAYED_WORK(&d->slow, dsc_slow_fn);
+
+	tok = strsep(&args, " \t");
+	if (!tok || !*tok || strlen(tok) >= DSC_NAME_LEN || strchr(tok, '/'))
+		goto fail;
+	strscpy(d->name, tok, sizeof(d->name));
+
+	while ((tok = strsep(&args, " \t"))) {
+		if (!*tok)
+			continue;
+		val = strchr(tok, '=');
+		if (!val)
+			goto fail;
+		*val++ = '\0';
+		if (!strcmp(tok, "priv")) {
+			if (!strcmp(val, "kernel"))
+				d->cfg.priv = DS_PRIV_KERNEL;
+			else if (!strcmp(val, "user"))
+				d->cfg.priv = DS_PRIV_USER;
+			else if (!strcmp(val, "all"))
+				d->cfg.priv = DS_PRIV_ALL;
+			else
+				goto fail;
+			continue;
+		}
+		if (!strcmp(tok, "mode")) {
+			if (!strcmp(val, "ring"))
+				d->cfg.mode = DS_MODE_RING;
+			else if (!strcmp(val, "cont"))
+				d->cfg.mode = DS_MODE_CONTINUOUS;
+			else
+				goto fail;
+			continue;
+		}
+		if (!strcmp(tok, "drain")) {
+			if (!strcmp(val, "cb"))
+				d->drain = DSC_DRAIN_CB;
+			else if (!strcmp(val, "work"))
+				d->drain = DSC_DRAIN_WORK;
+			else if (!strcmp(val, "slow"))
+				d->drain = DSC_DRAIN_SLOW;
+			else if (!strcmp(val, "none"))
+				d->drain = DSC_DRAIN_NONE;
+			else
+				goto fail;
+			continue;
+		}
+		ret = dsc_parse_u32(val, &v);
+		if (ret)
+			goto fail;
+		ret = -EINVAL;
+		if (!strcmp(tok, "task")) {
+			d->pid = v;
+			task = true;
+		} else if (!strcmp(tok, "cpu")) {
+			d->cfg.cpu = v;
+			cpu = true;
+		} else if (!strcmp(tok, "size")) {
+			d->cfg.nr_records = v;
+		} else if (!strcmp(tok, "wakeup")) {
+			d->cfg.wakeup = v;
+		} else if (!strcmp(tok, "lossless")) {
+			if (v)
+				d->cfg.flags |= DS_BTS_LOSSLESS;
+		} else if (!strcmp(tok, "suspended")) {
+			if (v)
+				d->cfg.flags |= DS_BTS_SUSPENDED;
+		} else if (!strcmp(tok, "cap")) {
+			if (!v || v > DSC_MAX_CAP)
+				goto fail;
+			d->cap = v;
+		} else if (!strcmp(tok, "batch")) {
+			if (!v)
+				goto fail;
+			d->batch = v;
+		} else if (!strcmp(tok, "exit_sleep")) {
+			d->exit_sleep = v;
+		} else if (!strcmp(tok, "wcpu")) {
+			if (v >= nr_cpu_ids || !cpu_possible(v))
+				goto fail;
+			d->wcpu = v;
+		} else if (!strcmp(tok, "period")) {
+			d->period = max(msecs_to_jiffies(v), 1UL);
+		} else {
+			goto fail;
+		}
+	}
+	if (task == cpu)
+		goto fail;
+
+	ret = -ENOMEM;
+	if (d->cfg.mode == DS_MODE_CONTINUOUS) {
+		d->buf = vmalloc_array(d->cap, sizeof(*d->buf));
+		if (!d->buf)
+			goto fail;
+	} else {
+		if (!d->cfg.nr_records || d->cfg.nr_records > DSC_MAX_CAP)
+			goto fail;
+		d->snap = vmalloc_array(d->cfg.nr_records, sizeof(*d->snap));
+		if (!d->snap)
+			goto fail;
+	}
+	return d;
+fail:
+	dsc_free(d);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Attach a parsed consumer and put it on @added.  Context: dsc_mutex
+ * held.
+ */
+static int dsc_attach(struct dsc *d, struct list_head *added)
+{
+	struct task_struct *task = NULL;
+	struct pid *pid;
+
+	if (dsc_find(&dsc_list, d->name) || dsc_find(added, d->name))
+		return -EEXIST;
+	if (d->pid >= 0) {
+		pid = find_get_pid(d->pid);
+		task = get_pid_task(pid, PIDTYPE_PID);
+		put_pid(pid);
+		if (!task)
+			return -ESRCH;
+	}
+	/* The layer holds the task; the module needs no pointer to it. */
+	d->cfg.task = task;
+	d->c = ds_request_bts(&d->cfg);
+	d->cfg.task = NULL;
+	if (task)
+		put_task_struct(task);
+	if (IS_ERR(d->c))
+		return PTR_ERR(d->c);
+
+	d->dir = debugfs_create_dir(d->name, dsc_root);
+	debugfs_create_file("records", 0400, d->dir, d, &dsc_records_fops);
+	debugfs_create_file("status", 0400, d->dir, d, &dsc_status_fops);
+	list_add_tail(&d->node, added);
+	if (d->drain == DSC_DRAIN_SLOW)
+		queue_delayed_work_on(d->wcpu, system_wq, &d->slow, d->period);
+	return 0;
+}
+
+/* Apply @fn to the consumers named in @args, or to all. */
+static int dsc_for_each(char *args, void (*fn)(struct dsc *d))
+{
+	struct dsc *d, *tmp;
+	bool named = false;
+	char *tok;
+
+	while ((tok = strsep(&args, " \t"))) {
+		if (!*tok)
+			continue;
+		named = true;
+		d = dsc_find(&dsc_list, tok);
+		if (!d)
+			return -ENOENT;
+		fn(d);
+	}
+	if (!named)
+		list_for_each_entry_safe(d, tmp, &dsc_list, node)
+			fn(d);
+	return 0;
+}
+
+static void dsc_suspend(struct dsc *d)
+{
+	ds_suspend_bts(d->c);
+}
+
+static void dsc_resume(struct dsc *d)
+{
+	ds_resume_bts(d->c);
+}
+
+static void dsc_unlink_release(struct dsc *d)
+{
+	list_del(&d->node);
+	dsc_release(d);
+}
+
+static int dsc_command(char *buf)
+{
+	LIST_HEAD(added);
+	struct dsc *d, *tmp;
+	char *line, *cmd;
+	int ret = 0;
+
+	/* A batch of attach lines, or one other command. */
+	while ((line = strsep(&buf, "\n"))) {
+		line = strim(line);
+		if (!*line)
+			continue;
+		cmd = strsep(&line, " \t");
+		if (!line)
+			line = "";
+		if (!strcmp(cmd, "attach")) {
+			d = dsc_parse(line);
+			if (IS_ERR(d)) {
+				ret = PTR_ERR(d);
+				break;
+			}
+			ret = dsc_attach(d, &added);
+			if (ret) {
+				dsc_free(d);
+				break;
+			}
+			continue;
+		}
+		if (!strcmp(cmd, "suspend"))
+			ret = dsc_for_each(line, dsc_suspend);
+		else if (!strcmp(cmd, "resume"))
+			ret = dsc_for_each(line, dsc_resume);
+		else if (!strcmp(cmd, "release"))
+			ret = dsc_for_each(line, dsc_unlink_release);
+		else
+			ret = -EINVAL;
+		if (ret)
+			break;
+	}
+	if (ret) {
+		/* All the attach lines or none. */
+		list_for_each_entry_safe(d, tmp, &added, node) {
+			list_del(&d->node);
+			dsc_release(d);
+		}
+	} else {
+		list_splice_tail(&added, &dsc_list);
+	}
+	return ret;
+}
+
+static ssize_t dsc_control_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	char *buf;
+	int ret;
+
+	if (count >= DSC_MAX_WRITE)
+		return -E2BIG;
+	buf = memdup_user_nul(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	mutex_lock(&dsc_mutex);
+	ret = dsc_command(buf);
+	mutex_unlock(&dsc_mutex);
+	kfree(buf);
+	return ret ? ret : count;
+}
+
+static int dsc_control_show(struct seq_file *m, void *unused)
+{
+	struct dsc *d;
+
+	mutex_lock(&dsc_mutex);
+	list_for_each_entry(d, &dsc_list, node)
+		seq_printf(m, "%s\n", d->name);
+	mutex_unlock(&dsc_mutex);
+	return 0;
+}
+
+static int dsc_control_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, dsc_control_show, NULL);
+}
+
+static const struct file_operations dsc_control_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dsc_control_open,
+	.read		= seq_read,
+	.write		= dsc_control_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+static ssize_t dsc_marker_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	unsigned long long arg, to, flags = 0;
+	char buf[80];
+	int n;
+
+	if (count >= sizeof(buf))
+		return -E2BIG;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	n = sscanf(buf, "%lli %lli %lli", &arg, &to, &flags);
+	if (n < 1)
+		return -EINVAL;
+	if (n < 2)
+		to = arg;
+	ds_append_marker(arg, to, flags);
+	return count;
+}
+
+static const struct file_operations dsc_marker_fops = {
+	.owner		= THIS_MODULE,
+	.open		= simple_open,
+	.write		= dsc_marker_write,
+	.llseek		= noop_llseek,
+};
+
+static int __init dsc_init(void)
+{
+	if (!ds_bts_available())
+		return -EOPNOTSUPP;
+	dsc_root = debugfs_create_dir("ds_consumers", NULL);
+	debugfs_create_file("control", 0600, dsc_root, NULL,
+			    &dsc_control_fops);
+	debugfs_create_file("marker", 0200, dsc_root, NULL, &dsc_marker_fops);
+	debugfs_create_atomic_t("late", 0400, dsc_root, &dsc_late);
+	return 0;
+}
+
+static void __exit dsc_exit(void)
+{
+	struct dsc *d, *tmp;
+
+	mutex_lock(&dsc_mutex);
+	list_for_each_entry_safe(d, tmp, &dsc_list, node)
+		dsc_unlink_release(d);
+	list_for_each_entry_safe(d, tmp, &dsc_released, node)
+		dsc_free(d);
+	mutex_unlock(&dsc_mutex);
+	debugfs_remove_recursive(dsc_root);
+}
+
+module_init(dsc_init);
+module_exit(dsc_exit);
+MODULE_DESCRIPTION("Test consumers of the x86 Debug Store layer");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,221 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/ds-guest/guest.sh RESULTS BUILD
+#
+# Runs in the test VM (started by tests/ds-guest/run): loads
+# ds_consumers.ko from BUILD, runs the phases below and leaves the raw
+# results in RESULTS, where check.py looks at them on the host.  Each step
+# records its exit status in a STEP.rc file; the script itself fails only
+# when it cannot run at all.
+#
+#   oracle   the ptrace oracle's traces of progs/work and progs/sleepy
+#   main     every consumer kind at once on progs/work, pinned to CPU 0:
+#            per-task and per-CPU, all/user/kernel, continuous and ring,
+#            a tiny lossy stream and a slow lossless one
+#   sleepy   a slow lossless consumer on a task that sleeps between bursts
+#   feedback two kernel-only consumers of one task, consuming in their
+#            overflow callbacks
+#   flight   a lone per-CPU ring, written by the hardware as a ring while
+#            alone on the CPU (progs/flight)
+#   resume   suspend and resume from the traced CPU (progs/resumer)
+#   arb      perf's BTS and the layer's consumers exclude each other
+#   exitrace a release while the task's exit runs the task_exit callbacks
+set -u
+
+res=$1 build=$2
+D=/sys/kernel/debug/ds_consumers
+prog=$build/progs
+
+# Every run of a workload gets the same environment and no ASLR, so the
+# oracle's trace and the traced run take the same branches.
+run_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LC_ALL=C
+	setarch x86_64 -R)
+
+# step NAME CMD...: run CMD, its output in NAME.out/.err, status in NAME.rc
+step()
+{
+	local name=$1
+	shift
+	"$@" >"$res/$name.out" 2>"$res/$name.err"
+	echo $? >"$res/$name.rc"
+}
+
+# ctl DIR NAME COMMAND: write COMMAND to the control file, status in
+# DIR/NAME.rc and the error in DIR/NAME.err.
+ctl()
+{
+	local rc=0
+
+	# shellcheck disable=SC2320 # the echo to the control file is the command
+	echo "$3" 2>"$1/$2.err" >$D/control || rc=$?
+	echo $rc >"$1/$2.rc"
+}
+
+# save DIR NAME...: the records and status of consumers
+save()
+{
+	local dir=$1 n
+	shift
+	for n in "$@"; do
+		cat "$D/$n/records" >"$dir/$n.bin"
+		cat "$D/$n/status" >"$dir/$n.status"
+	done
+}
+
+mkdir -p "$res" || exit 125
+cd /tmp || exit 125
+uname -v >"$res/uname"
+step insmod insmod "$build/ds_consumers.ko"
+[ "$(cat "$res/insmod.rc")" = 0 ] || exit 2
+grep -i ' [tT] ' /proc/kallsyms >"$res/kallsyms"
+nproc >"$res/nproc"
+
+# --- oracle ----------------------------------------------------------------
+for p in work sleepy; do
+	step "$p.oracle" "${run_env[@]}" "$build/oracle" \
+		-o "$res/$p.oracle.txt" -- "$prog/$p"
+done
+
+# --- main ------------------------------------------------------------------
+# Every kind at once: 7 per-CPU consumers on CPU 0 and 8 (the most a task
+# may have) on the workload.  Continuous streams are big enough, except
+# tiny (16 records: losses) and lossless (256 records, drained 256 records
+# every 10 ms).
+m=$res/main
+mkdir -p "$m"
+cpu_names="cpu_all cpu_user cpu_kernel cpu_all_ring cpu_user_ring cpu_kernel_ring cpu_tiny"
+task_names="t_all t_user t_kernel t_all_ring t_user_ring t_kernel_ring t_tiny t_lossless"
+# Continuous streams are consumed by work items on CPU 1: consuming in the
+# overflow callback, on CPU 0, would put the copying into CPU 0's and the
+# task's kernel-side streams (see the feedback phase).
+cat >"$m/spec" <<'EOF'
+attach cpu_all cpu=0 priv=all mode=cont size=262144 cap=4000000 drain=work wcpu=1
+attach cpu_user cpu=0 priv=user mode=cont size=65536 cap=1000000 drain=work wcpu=1
+attach cpu_kernel cpu=0 priv=kernel mode=cont size=262144 cap=4000000 drain=work wcpu=1
+attach cpu_all_ring cpu=0 priv=all mode=ring size=30000
+attach cpu_user_ring cpu=0 priv=user mode=ring size=3000
+attach cpu_kernel_ring cpu=0 priv=kernel mode=ring size=30000
+attach cpu_tiny cpu=0 priv=all mode=cont size=16 cap=1000000 drain=work wcpu=1
+attach t_all task=@PID@ priv=all mode=cont size=65536 cap=2000000 drain=work wcpu=1
+attach t_user task=@PID@ priv=user mode=cont size=65536 cap=1000000 drain=work wcpu=1
+attach t_kernel task=@PID@ priv=kernel mode=cont size=65536 cap=2000000 drain=work wcpu=1
+attach t_all_ring task=@PID@ priv=all mode=ring size=5000
+attach t_user_ring task=@PID@ priv=user mode=ring size=2000
+attach t_kernel_ring task=@PID@ priv=kernel mode=ring size=3000
+attach t_tiny task=@PID@ priv=all mode=cont size=16 cap=1000000 drain=work wcpu=1
+attach t_lossless task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=256 period=10 wcpu=1 cap=1000000
+EOF
+step main/work "${run_env[@]}" taskset -c 1 "$build/dsrun" -c 0 \
+	-a "$m/spec" -s "$m/start" -- "$prog/work"
+# A fence in the per-CPU streams, right before the rings stop and then the
+# continuous streams: check.py aligns them at this marker.
+step main/fence taskset -c 0 "$prog/fence"
+ctl "$m" suspend_all "suspend"
+# shellcheck disable=SC2086
+save "$m" $cpu_names $task_names
+ctl "$m" release "release"
+
+# --- sleepy ----------------------------------------------------------------
+s=$res/sleepy
+mkdir -p "$s"
+cat >"$s/spec" <<'EOF'
+attach s_ll task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=64 period=20 wcpu=1 cap=1000000
+EOF
+step sleepy/sleepy "${run_env[@]}" taskset -c 1 "$build/dsrun" -c 0 \
+	-a "$s/spec" -s "$s/start" -- "$prog/sleepy"
+save "$s" s_ll
+ctl "$s" release "release"
+
+# --- feedback --------------------------------------------------------------
+# Two kernel-side consumers of one task that consume in their overflow
+# callbacks, as the API suggests: the callbacks run in the task's context.
+f=$res/feedback
+mkdir -p "$f"
+cat >"$f/spec" <<'EOF'
+attach fb1 task=@PID@ priv=kernel mode=cont size=8192 cap=100000
+attach fb2 task=@PID@ priv=kernel mode=cont size=8192 cap=100000
+EOF
+step feedback/sleepy timeout 120 "${run_env[@]}" taskset -c 1 \
+	"$build/dsrun" -c 0 -a "$f/spec" -- "$prog/sleepy"
+save "$f" fb1 fb2
+ctl "$f" release "release"
+
+# --- flight ----------------------------------------------------------------
+# A lone per-CPU ring of both sides (the hardware writes it as a ring
+# while the task, traced by T, sleeps), which the task suspends itself.
+fl=$res/flight
+mkdir -p "$fl"
+cat >"$fl/spec" <<'EOF'
+attach F cpu=0 priv=all mode=ring size=2000
+attach T task=@PID@ priv=all mode=cont size=262144 cap=1000000 drain=work wcpu=1
+EOF
+step flight/flight "${run_env[@]}" taskset -c 1 "$build/dsrun" -c 0 \
+	-a "$fl/spec" -s "$fl/start" -- "$prog/flight"
+save "$fl" F T
+ctl "$fl" release "release"
+
+# --- resume ----------------------------------------------------------------
+r=$res/resume
+mkdir -p "$r"
+ctl "$r" attach "attach A cpu=0 priv=all mode=cont size=65536 cap=4000000 drain=work wcpu=1
+attach R cpu=0 priv=all mode=cont size=65536 cap=4000000 drain=work wcpu=1 suspended=1
+attach S cpu=0 priv=all mode=cont size=65536 cap=4000000 drain=work wcpu=1"
+step resume/resumer taskset -c 0 "$prog/resumer"
+ctl "$r" suspend "suspend"
+save "$r" A R S
+ctl "$r" release "release"
+
+# --- arb -------------------------------------------------------------------
+a=$res/arb
+mkdir -p "$a"
+perf_args=(-N -B -e branches:u -c 1)
+# With a consumer attached, perf's BTS event cannot be created...
+ctl "$a" attach1 "attach arb1 cpu=1 priv=all mode=ring size=64"
+step arb/perf1 perf record "${perf_args[@]}" -o /tmp/arb1.data -- true
+ctl "$a" release1 "release arb1"
+# ...and while perf traces, no consumer can attach.
+perf record "${perf_args[@]}" -o /tmp/arb2.data -- sleep 2 \
+	>"$a/perf2.out" 2>"$a/perf2.err" &
+perf_pid=$!
+for _ in $(seq 200); do
+	pgrep -x -P $perf_pid sleep >/dev/null && break
+	sleep 0.05
+done
+pgrep -x -P $perf_pid sleep >"$a/perf2.sleep"
+ctl "$a" attach2 "attach arb2 cpu=1 priv=all mode=ring size=64"
+ctl "$a" attach2t "attach arb2t task=$$ priv=user mode=cont size=64"
+wait $perf_pid
+echo $? >"$a/perf2.rc"
+# Once perf is gone, attaching works again.
+ctl "$a" attach3 "attach arb3 cpu=1 priv=all mode=ring size=64"
+ctl "$a" release3 "release"
+
+# --- exitrace --------------------------------------------------------------
+# A release while the task's exit calls the task_exit callbacks: e1's
+# sleeps (as it may), and e2 is released meanwhile.  e2's callback must not
+# come after its release returned.  Last: it may crash the kernel.
+x=$res/exitrace
+mkdir -p "$x"
+cat >"$x/spec" <<'EOF'
+attach e1 task=@PID@ priv=all mode=ring size=64 exit_sleep=1000
+attach e2 task=@PID@ priv=all mode=cont size=64
+EOF
+(
+	"${run_env[@]}" taskset -c 1 "$build/dsrun" -c 0 -a "$x/spec" \
+		-- "$prog/sleepy" >"$x/sleepy.out" 2>"$x/sleepy.err"
+	echo $? >"$x/sleepy.rc"
+) &
+for _ in $(seq 600); do
+	[ "$(awk '$1 == "exited" { print $2 }' $D/e1/status 2>/dev/null)" = 1 ] &&
+		break
+	sleep 0.05
+done
+cp $D/e1/status "$x/e1.status"
+ctl "$x" release2 "release e2"
+wait
+cat $D/late >"$x/late"
+ctl "$x" release "release"
+
+step rmmod rmmod ds_consumers
+exit 0

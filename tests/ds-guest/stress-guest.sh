@@ -1,0 +1,352 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/ds-guest/stress-guest.sh BUILD SECONDS
+#
+# Runs in the debug VM (started by tests/ds-guest/stress): for SECONDS,
+# storms of consumers attaching and detaching (small wakeup marks, so
+# overflow callbacks run all the time) race with threads that come and
+# go, a task that execs itself over and over, a shell that forks, perf
+# trying to take the hardware, and CPU 1 going offline and online; then a
+# lossless consumer is released while it holds its task back.  Prints
+# TAP.  Kernel reports and leaks are for tests/vm/run to find.
+set -u
+
+build=$1 secs=$2
+D=/sys/kernel/debug/ds_consumers
+prog=$build/stress-progs
+tmp=$(mktemp -d)
+n=0
+fails=0
+
+tap()		# tap OK|FAIL DESCRIPTION
+{
+	n=$((n + 1))
+	if [ "$1" = OK ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		fails=$((fails + 1))
+	fi
+}
+
+check()		# check DESCRIPTION CMD...: CMD's output as diagnostics
+{
+	local desc=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		tap OK "$desc"
+	else
+		tap FAIL "$desc"
+	fi
+	# shellcheck disable=SC2001 # every line
+	[ -z "$out" ] || sed 's/^/#   /' <<<"$out"
+}
+
+# status NAME KEY: a counter of a consumer
+status()
+{
+	awk -v k="$2" '$1 == k { print $2 }' "$D/$1/status" 2>/dev/null
+}
+
+# The kind of consumer number $1 of a storm, with small wakeup marks.
+kind()
+{
+	case $(($1 % 6)) in
+	0) echo "priv=all mode=cont size=64 wakeup=1" ;;
+	1) echo "priv=user mode=cont size=32 wakeup=2" ;;
+	2) echo "priv=kernel mode=ring size=128" ;;
+	3) echo "priv=kernel mode=cont size=256 wakeup=8 drain=work" ;;
+	4) echo "priv=all mode=ring size=16 suspended=1" ;;
+	5) echo "priv=user mode=cont size=512 wakeup=4 drain=slow batch=16 period=1" ;;
+	esac
+}
+
+# storm NAME TARGETS...: attach consumers to the targets ("cpu=N",
+# "task=PID", "threads=PID" for a random thread of PID or "child=PID" for
+# a random child of PID) one after the
+# other, keeping up to four alive, suspending and resuming some, until
+# the time is up.  Counts attach results by errno text in $tmp/NAME.*.
+storm()
+{
+	local name=$1 i=0 t target live=() err
+	shift
+	while [ $SECONDS -lt "$end" ]; do
+		t=${*:$((i % $# + 1)):1}
+		case $t in
+		threads=*)
+			# shellcheck disable=SC2012 # thread ids, plain numbers
+			target=$(ls "/proc/${t#threads=}/task" 2>/dev/null | shuf -n 1)
+			[ -n "$target" ] || { i=$((i + 1)); continue; }
+			target="task=$target"
+			;;
+		child=*)
+			target=$(pgrep -P "${t#child=}" | shuf -n 1)
+			[ -n "$target" ] || { i=$((i + 1)); continue; }
+			target="task=$target"
+			;;
+		*) target=$t ;;
+		esac
+		# shellcheck disable=SC2116 # echo writes to the control file
+		if err=$(echo "attach $name$i $target $(kind $i)" 2>&1 >$D/control); then
+			echo ok >>"$tmp/$name.attach"
+			live+=("$name$i")
+		else
+			echo "${err##*: }" >>"$tmp/$name.attach"
+		fi
+		if [ ${#live[@]} -gt 3 ]; then
+			[ $((i % 3)) -ne 0 ] || echo "suspend ${live[1]}" >$D/control
+			[ $((i % 3)) -ne 1 ] || echo "resume ${live[2]}" >$D/control
+			echo "release ${live[0]}" >$D/control ||
+				echo "release ${live[0]} failed" >>"$tmp/errors"
+			live=("${live[@]:1}")
+		fi
+		i=$((i + 1))
+	done
+	for t in "${live[@]}"; do
+		echo "release $t" >$D/control ||
+			echo "release $t failed" >>"$tmp/errors"
+	done
+}
+
+check "insmod ds_consumers.ko" insmod "$build/ds_consumers.ko"
+end=$((SECONDS + secs))
+
+# A watchdog: if the test is still running long after the storms should
+# have ended, the blocked tasks and every CPU's stack go to the kernel log.
+# Builtins only (a fork could block on the layer's locks too).
+mkfifo "$tmp/watchdog"
+(
+	# A FIFO open for reading and writing: read waits for the timeout.
+	exec 3<>"$tmp/watchdog"
+	read -r -t $((secs + 120)) -u 3
+	echo "# watchdog: still running $((secs + 120))s after the start" >&2
+	echo 1 >/proc/sys/kernel/sysrq
+	echo w >/proc/sysrq-trigger
+	echo l >/proc/sysrq-trigger
+	read -r -t 60 -u 3
+	echo t >/proc/sysrq-trigger
+) &
+watchdog=$!
+
+# The traced: threads coming and going, an exec chain, a forking shell.
+nice "$prog/threads" "$secs" >"$tmp/threads.out" 2>&1 &
+threads=$!
+(
+	while [ $SECONDS -lt "$end" ]; do
+		nice "$prog/execer" 20 || echo "execer exit $?" >>"$tmp/errors"
+		echo x >>"$tmp/execs"
+	done
+) &
+execs=$!
+(
+	while [ $SECONDS -lt "$end" ]; do
+		/bin/true
+		echo x >>"$tmp/forks"
+		sleep 0.05
+	done
+) &
+forks=$!
+
+# A lossless consumer on a task that never sleeps, drained slowly: it
+# must get everything, whatever else happens.
+cat >"$tmp/ll.spec" <<EOF
+attach ll task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=128 period=2
+EOF
+# The consumer is released by the storms' end; dsrun saves its numbers
+# first through the status file, polled below.
+"$build/dsrun" -a "$tmp/ll.spec" -- "$prog/busy" 100000 \
+	>"$tmp/busy.out" 2>&1 &
+busy=$!
+
+# The storms: per-CPU consumers on both CPUs, per-task ones on the threads,
+# the exec chain and the forking shell.
+storm c cpu=0 cpu=1 &
+storms=($!)
+storm t "threads=$threads" "threads=$threads" "child=$execs" "task=$forks" &
+storms+=($!)
+storm u cpu=1 "threads=$threads" &
+storms+=($!)
+
+# perf wants the hardware too.
+(
+	while [ $SECONDS -lt "$end" ]; do
+		if perf record -q -N -B -e branches:u -c 1 -o "$tmp/perf.data" \
+			-- true >/dev/null 2>&1; then
+			echo ok >>"$tmp/perf"
+		else
+			echo busy >>"$tmp/perf"
+		fi
+	done
+) &
+perf=$!
+
+# CPU 1 goes and comes back.
+(
+	cpu1=/sys/devices/system/cpu/cpu1/online
+	while [ $SECONDS -lt "$end" ]; do
+		echo 0 >$cpu1 || echo "cpu1 offline failed" >>"$tmp/errors"
+		sleep 0.3
+		echo 1 >$cpu1 || echo "cpu1 online failed" >>"$tmp/errors"
+		echo x >>"$tmp/hotplug"
+		sleep 0.3
+	done
+	echo 1 >$cpu1 2>/dev/null
+) &
+hotplug=$!
+
+# Poll the lossless consumer's counters while it lives.
+while kill -0 $busy 2>/dev/null; do
+	[ -e $D/ll/status ] && cp $D/ll/status "$tmp/ll.status" 2>/dev/null
+	sleep 0.5
+done
+wait $busy
+echo $? >"$tmp/busy.rc"
+[ -e $D/ll/status ] && cp $D/ll/status "$tmp/ll.status"
+[ -e $D/ll/records ] && cat $D/ll/records >"$tmp/ll.records"
+echo "release ll" >$D/control
+
+wait "${storms[@]}" $threads $execs $forks $perf $hotplug
+count() { [ -e "$1" ] && wc -l <"$1" || echo 0; }
+echo "# $(cat "$tmp/threads.out"), $(count "$tmp/execs") exec chains of 21," \
+	"$(count "$tmp/forks") forks, $(count "$tmp/hotplug") CPU 1 offline/online cycles"
+echo "# perf: $(sort "$tmp/perf" 2>/dev/null | uniq -c | tr '\n' ' ')"
+for s in c t u; do
+	echo "# storm $s attach: $(sort "$tmp/$s.attach" 2>/dev/null | uniq -c | tr '\n' ' ')"
+done
+
+expected_errors()
+{
+	local bad
+	[ ! -s "$tmp/errors" ] || { cat "$tmp/errors"; return 1; }
+	# A thread may be gone (ESRCH), a CPU or task full or perf may hold
+	# the hardware (EBUSY); nothing else may fail.
+	bad=$(cat "$tmp"/?.attach | grep -v -x -E 'ok|No such process|Device or resource busy' |
+		sort | uniq -c)
+	[ -z "$bad" ] || { echo "$bad"; return 1; }
+	for s in c t u; do
+		grep -q -x ok "$tmp/$s.attach" || { echo "storm $s never attached"; return 1; }
+	done
+	[ "$(count "$tmp/hotplug")" -gt 0 ] || { echo "CPU 1 never cycled"; return 1; }
+}
+check "storms: every attach worked or failed with ESRCH/EBUSY, CPU 1 cycled" \
+	expected_errors
+
+lossless()
+{
+	local lost throttled size
+	lost=$(awk '$1 == "lost" { print $2 }' "$tmp/ll.status" 2>/dev/null)
+	throttled=$(awk '$1 == "throttled" { print $2 }' "$tmp/ll.status" 2>/dev/null)
+	size=$(stat -c %s "$tmp/ll.records" 2>/dev/null)
+	echo "busy exit $(cat "$tmp/busy.rc"), lost ${lost:-?}, throttled" \
+		"${throttled:-?}, $((${size:-0} / 24)) records"
+	[ "$(cat "$tmp/busy.rc")" = 0 ] && [ "${lost:-1}" = 0 ] &&
+		[ "${throttled:-0}" -gt 0 ] && [ "$((${size:-0} / 24))" -gt 200000 ]
+}
+check "lossless under stress: nothing lost, the task was throttled" lossless
+
+# Flight recorders alone on their CPUs, which the hardware writes as rings,
+# while the CPUs switch tasks all the time.
+flight()
+{
+	local c fails=0 len
+	echo "attach fr0 cpu=0 priv=all mode=ring size=1000
+attach fr1 cpu=1 priv=all mode=ring size=2700" >$D/control || return 1
+	for c in 0 1; do
+		taskset -c $c sh -c 'yes | head -c 30000000 >/dev/null' &
+	done
+	sleep 1
+	for c in 0 1; do
+		len=$(($(cat $D/fr$c/records | wc -c) / 24))
+		echo "fr$c: $len records"
+	done
+	wait
+	for c in 0 1; do
+		len=$(($(cat $D/fr$c/records | wc -c) / 24))
+		echo "fr$c: $len records after the load"
+		[ "$len" = "$(awk '$1 == "size" { print $2 }' $D/fr$c/status)" ] ||
+			fails=1
+	done
+	echo "release fr0 fr1" >$D/control || return 1
+	return $fails
+}
+check "flight recorders alone on busy CPUs (hardware ring mode)" flight
+
+# Releases racing with the exit of their task: the exit calls the
+# task_exit callbacks one after the other, and the first one sleeps (as it
+# may) while the second consumer is released.  No callback may come after
+# its release returned (ds_consumers counts and WARNs), nothing may be
+# used after it is freed (KASAN).
+exit_race()
+{
+	local k tid late fifo=$tmp/go
+	mkfifo "$fifo"
+	for k in $(seq 8); do
+		: >"$tmp/tid"
+		"$prog/exiter" "$fifo" >"$tmp/tid" &
+		for _ in $(seq 200); do
+			[ -s "$tmp/tid" ] && break
+			sleep 0.05
+		done
+		tid=$(cat "$tmp/tid")
+		[ -n "$tid" ] || { echo "no thread"; return 1; }
+		echo "attach ex$k task=$tid priv=all mode=ring size=64 exit_sleep=300
+attach ey$k task=$tid priv=all mode=cont size=64 wakeup=1" >$D/control ||
+			return 1
+		timeout 20 sh -c "echo >$fifo" || { echo "no reader"; return 1; }
+		for _ in $(seq 400); do
+			[ "$(status "ex$k" exited)" = 1 ] && break
+			sleep 0.02
+		done
+		echo "release ey$k" >$D/control || return 1
+		wait $!
+		echo "release ex$k" >$D/control || return 1
+	done
+	late=$(cat $D/late)
+	echo "$late callbacks after their release"
+	[ "$late" = 0 ]
+}
+check "release racing with the exit of its task" exit_race
+
+# A lossless consumer that never drains holds its task back; releasing it
+# must let the task go.
+cat >"$tmp/stuck.spec" <<EOF
+attach stuck task=@PID@ priv=user mode=cont size=64 lossless=1 drain=none
+EOF
+(
+	"$build/dsrun" -a "$tmp/stuck.spec" -- "$prog/busy" 100000 \
+		>"$tmp/stuck.out" 2>&1
+	echo $? >"$tmp/stuck.rc"
+) &
+sleep 3
+stuck_release()
+{
+	local pid state i
+	pid=$(pgrep -x busy)
+	state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)
+	echo "busy $pid in state ${state:-?}, throttled $(status stuck throttled)"
+	[ "$(status stuck throttled)" -gt 0 ] || return 1
+	# Killable waits show as D.
+	[ "$state" = D ] || [ "$state" = S ] || return 1
+	echo "release stuck" >$D/control || return 1
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "busy still there 20s after the release"
+		kill -9 "$pid"
+		return 1
+	fi
+	sleep 0.5
+	echo "busy exit $(cat "$tmp/stuck.rc")"
+	[ "$(cat "$tmp/stuck.rc")" = 0 ]
+}
+check "lossless consumer released while its task waits: the task goes on" \
+	stuck_release
+
+check "release everything, rmmod" sh -c "echo release >$D/control && rmmod ds_consumers"
+kill $watchdog 2>/dev/null
+rm -rf "$tmp"
+echo "1..$n"
+[ $fails -eq 0 ]
