@@ -16,7 +16,8 @@ else
 VARIANT := plain
 endif
 
-.PHONY: help deps kernel qemu check demo bench patches shell clean distclean
+.PHONY: help deps kernel kernel-debug qemu check demo bench patches shell \
+	clean distclean
 
 help:
 	@echo 'make demo       build everything, then show the workbench at work'
@@ -36,10 +37,15 @@ deps:
 kernel: deps
 	@workbench/kernel.sh . $(BUILD) $(VARIANT)
 
+# The debug kernel, whatever DEBUG says: make check's stress suite
+# (tests/ds-guest/stress) runs on it.
+kernel-debug: deps
+	@workbench/kernel.sh . $(BUILD) debug
+
 qemu: deps
 	@workbench/qemu.sh $(BUILD)/qemu qemu/patches
 
-check: kernel qemu
+check: kernel kernel-debug qemu
 	@tests/check
 
 demo: kernel qemu

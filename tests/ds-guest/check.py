@@ -928,6 +928,23 @@ class Checks:
             ok = False
         return ok
 
+    def c_inherit(self):
+        """inherit: a task's 2 threads and 3 processes get consumers that record them; without DS_BTS_INHERIT, none"""
+        path = os.path.join(self.res, "inherit")
+        inh = load_status(os.path.join(path, "inh.status")) \
+            if os.path.exists(os.path.join(path, "inh.status")) else {}
+        noinh = load_status(os.path.join(path, "noinh.status")) \
+            if os.path.exists(os.path.join(path, "noinh.status")) else {}
+        self.diag(f"run exit {self.rc('inherit/run.rc')}, release "
+                  f"{self.rc('inherit/release.rc')}; inherited: "
+                  f"{inh.get('kids')} consumers, {inh.get('kids_exited')} "
+                  f"exits, fewest records {inh.get('kids_min_produced')}; "
+                  f"not inherited: {noinh.get('kids')}")
+        return self.rc("inherit/run.rc") == "0" and \
+            self.rc("inherit/release.rc") == "0" and \
+            inh.get("kids") == 5 and inh.get("kids_exited") == 5 and \
+            inh.get("kids_min_produced", 0) > 0 and noinh.get("kids") == 0
+
     def c_exit_race(self):
         """detach contract: no task_exit callback after ds_release_bts() returned (released while the exit runs the callbacks)"""
         st = load_status(os.path.join(self.res, "exitrace", "e1.status")) \
@@ -944,7 +961,8 @@ class Checks:
         """the module unloads after its consumers are released"""
         ok = True
         for f in ("sleepy/release.rc", "resume/release.rc",
-                  "arb/release3.rc", "exitrace/release.rc", "rmmod.rc"):
+                  "arb/release3.rc", "inherit/release.rc",
+                  "exitrace/release.rc", "rmmod.rc"):
             if self.rc(f) != "0":
                 self.diag(f"{f}: {self.rc(f)}")
                 ok = False
@@ -955,7 +973,7 @@ class Checks:
               "c_no_loss", "c_tiny_task", "c_tiny_total", "c_lossless",
               "c_sleepy", "c_flight", "c_feedback", "c_markers", "c_user_only", "c_switch_only_all",
               "c_resume", "c_suspend", "c_arb_perf", "c_arb_attach",
-              "c_exit_race", "c_unload")
+              "c_inherit", "c_exit_race", "c_unload")
 
     def run(self, name):
         self.diags = []
@@ -1065,6 +1083,7 @@ MUTATIONS = {
         c, "S", None, (c.prog["resumer"].by_name["after_suspend"], 0x401000, 0)),
     "c_arb_perf": lambda c: _override(c, "arb/perf1.rc", "0"),
     "c_arb_attach": lambda c: _override(c, "arb/attach2.rc", "0"),
+    "c_inherit": lambda c: _override(c, "inherit/run.rc", "1"),
     "c_exit_race": lambda c: _override(c, "exitrace/release2.rc", "1"),
     "c_unload": lambda c: _override(c, "rmmod.rc", "1"),
 }

@@ -22,6 +22,10 @@
  *		copying is not in CPU 0's or the traced task's trace.
  *		exit_sleep=MS makes the task_exit callback sleep that long
  *		(it may), after counting the call in NAME/status.
+ *		inherit=1 (task only): the task's threads and children are
+ *		traced too (DS_BTS_INHERIT); the module counts them, their
+ *		exits and their records in NAME/status and releases them
+ *		with NAME.
  *   marker	write "ARG [TO [FLAGS]]": ds_append_marker(ARG, TO, FLAGS),
  *		TO defaulting to ARG and FLAGS to 0
  *   NAME/records	the consumer's records, an array of struct bts_record:
@@ -66,6 +70,7 @@
 #define DSC_DEFAULT_CAP		BIT(20)
 #define DSC_MAX_CAP		BIT(24)
 #define DSC_MAX_WRITE		4096
+#define DSC_MAX_KIDS		64
 
 enum dsc_drain {
 	DSC_DRAIN_CB,
@@ -101,6 +106,11 @@ enum dsc_drain {
  * @snap: ring mode: the records read at offset 0
  * @snap_len: records in @snap
  * @released: ds_release_bts() returned: no callback may come any more
+ * @kids: inherit=1: the consumers of the task's threads and children, and
+ *	theirs, handed over by task_fork
+ * @nr_kids: task_fork calls so far; beyond DSC_MAX_KIDS, the new
+ *	consumer is released at once
+ * @kids_exited: task_exit calls for @kids
  */
 struct dsc {
 	struct list_head	node;
@@ -128,6 +138,9 @@ struct dsc {
 	struct bts_record	*snap;
 	u32			snap_len;
 	bool			released;
+	struct ds_consumer	*kids[DSC_MAX_KIDS];
+	atomic_t		nr_kids;
+	atomic_t		kids_exited;
 };
 
 /* Serializes commands; protects dsc_list. */
@@ -153,10 +166,25 @@ static void dsc_consume(struct dsc *d, struct ds_consumer *c, u32 max)
 	d->len += ds_consume_bts(c, d->buf + d->len, min(room, max));
 }
 
+/* Whether @c is one of @d's inherited consumers, not @d's own. */
+static bool dsc_is_kid(struct dsc *d, struct ds_consumer *c)
+{
+	int i, n = min(atomic_read(&d->nr_kids), DSC_MAX_KIDS);
+
+	for (i = 0; i < n; i++)
+		if (READ_ONCE(d->kids[i]) == c)
+			return true;
+	return false;
+}
+
 static enum ds_overflow_action dsc_overflow(struct ds_consumer *c,
 					    void *data)
 {
 	struct dsc *d = data;
+
+	/* Inherited consumers lose what does not fit; status counts it. */
+	if (dsc_is_kid(d, c))
+		return DS_OVERFLOW_CONTINUE;
 
 	if (READ_ONCE(d->released)) {
 		atomic_inc(&dsc_late);
@@ -191,14 +219,38 @@ static void dsc_task_exit(struct ds_consumer *c, void *data)
 			  d->name);
 		return;
 	}
+	if (dsc_is_kid(d, c)) {
+		atomic_inc(&d->kids_exited);
+		return;
+	}
 	atomic_inc(&d->exited);
 	if (d->exit_sleep)
 		msleep(d->exit_sleep);
 }
 
+static void dsc_task_fork(struct ds_consumer *c, struct ds_consumer *child,
+			  void *data)
+{
+	struct dsc *d = data;
+	int i;
+
+	if (READ_ONCE(d->released)) {
+		atomic_inc(&dsc_late);
+		WARN_ONCE(1, "ds_consumers: task_fork callback of %s after its release\n",
+			  d->name);
+		return;
+	}
+	i = atomic_inc_return(&d->nr_kids) - 1;
+	if (i < DSC_MAX_KIDS)
+		WRITE_ONCE(d->kids[i], child);
+	else
+		ds_release_bts(child);
+}
+
 static const struct ds_bts_ops dsc_ops = {
 	.overflow	= dsc_overflow,
 	.task_exit	= dsc_task_exit,
+	.task_fork	= dsc_task_fork,
 };
 
 static void dsc_work_fn(struct work_struct *work)
@@ -258,9 +310,19 @@ static const struct file_operations dsc_records_fops = {
 static int dsc_status_show(struct seq_file *m, void *unused)
 {
 	struct dsc *d = m->private;
+	int i, kids = atomic_read(&d->nr_kids);
+	u64 kids_min = U64_MAX, kids_lost = 0;
 	struct ds_bts_status st;
 	u32 len;
 
+	for (i = 0; i < min(kids, DSC_MAX_KIDS); i++) {
+		ds_bts_status(d->kids[i], &st);
+		kids_min = min(kids_min, st.produced);
+		kids_lost += st.lost;
+	}
+	seq_printf(m, "kids %d\nkids_exited %d\nkids_min_produced %llu\nkids_lost %llu\n",
+		   kids, atomic_read(&d->kids_exited),
+		   kids ? kids_min : 0, kids_lost);
 	ds_bts_status(d->c, &st);
 	spin_lock_irq(&d->lock);
 	len = d->len;
@@ -301,6 +363,8 @@ static void dsc_free(struct dsc *d)
  */
 static void dsc_release(struct dsc *d)
 {
+	int i;
+
 	/* Waits for readers of the files, which use @d->c. */
 	debugfs_remove_recursive(d->dir);
 	/* Work items that run from now on leave @d->c alone. */
@@ -308,6 +372,12 @@ static void dsc_release(struct dsc *d)
 	d->dying = true;
 	spin_unlock_irq(&d->lock);
 	ds_release_bts(d->c);
+	/*
+	 * A kid's release waits for its task_fork calls, which may add kids
+	 * further on: re-read the count.
+	 */
+	for (i = 0; i < min(atomic_read(&d->nr_kids), DSC_MAX_KIDS); i++)
+		ds_release_bts(d->kids[i]);
 	/* No callback queues @d->work any more. */
 	cancel_work_sync(&d->work);
 	cancel_delayed_work_sync(&d->slow);
@@ -416,6 +486,9 @@ static struct dsc *dsc_parse(char *args)
 		} else if (!strcmp(tok, "suspended")) {
 			if (v)
 				d->cfg.flags |= DS_BTS_SUSPENDED;
+		} else if (!strcmp(tok, "inherit")) {
+			if (v)
+				d->cfg.flags |= DS_BTS_INHERIT;
 		} else if (!strcmp(tok, "cap")) {
 			if (!v || v > DSC_MAX_CAP)
 				goto fail;

@@ -20,6 +20,7 @@
 #            alone on the CPU (progs/flight)
 #   resume   suspend and resume from the traced CPU (progs/resumer)
 #   arb      perf's BTS and the layer's consumers exclude each other
+#   inherit  consumers follow the threads and processes a task creates
 #   exitrace a release while the task's exit runs the task_exit callbacks
 set -u
 
@@ -190,6 +191,21 @@ echo $? >"$a/perf2.rc"
 # Once perf is gone, attaching works again.
 ctl "$a" attach3 "attach arb3 cpu=1 priv=all mode=ring size=64"
 ctl "$a" release3 "release"
+
+# --- inherit ---------------------------------------------------------------
+# DS_BTS_INHERIT: the threads and processes a traced task creates get
+# consumers of their own (inherit.c: 2 threads, 3 processes); without it,
+# they are not traced.
+x=$res/inherit
+mkdir -p "$x"
+cat >"$x/spec" <<'EOF'
+attach inh task=@PID@ priv=user mode=cont size=65536 inherit=1
+attach noinh task=@PID@ priv=user mode=cont size=65536
+EOF
+step inherit/run "${run_env[@]}" "$build/dsrun" -c 0 -a "$x/spec" \
+	-- "$build/inherit"
+save "$x" inh noinh
+ctl "$x" release "release inh noinh"
 
 # --- exitrace --------------------------------------------------------------
 # A release while the task's exit calls the task_exit callbacks: e1's
