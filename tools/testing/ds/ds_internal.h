@@ -34,7 +34,8 @@ typedef int64_t s64;
 /* The kernel's acquire load, as a C11 atomic; pairs: see ds_core.c. */
 #define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
 
-#define READ_ONCE(x)	(*(volatile __typeof__(x) *)&(x))
+/* The kernel's READ_ONCE(), as a relaxed C11 atomic load. */
+#define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 /* The kernel's read barrier, as a C11 fence; pairs: see ds_core.c. */
 #define smp_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
 /* The kernel's write barrier, as a C11 fence; pairs: see ds_core.c. */
