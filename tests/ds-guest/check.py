@@ -928,6 +928,20 @@ class Checks:
             ok = False
         return ok
 
+    def c_swap(self):
+        """swap: a callback taking the storage with ds_swap_bts_buffer() gets exactly what one consuming gets"""
+        path = os.path.join(self.res, "swap")
+        ref = load_records(os.path.join(path, "sref.bin"))
+        got = load_records(os.path.join(path, "sswap.bin"))
+        st = load_status(os.path.join(path, "sswap.status"))
+        sref = load_status(os.path.join(path, "sref.status"))
+        self.diag(f"run exit {self.rc('swap/run.rc')}: {len(got)} records "
+                  f"by {st.get('swaps')} swaps, {len(ref)} consumed; lost "
+                  f"{st.get('lost')} and {sref.get('lost')}")
+        return self.rc("swap/run.rc") == "0" and got == ref and \
+            len(ref) > 1000 and st.get("swaps", 0) > 0 and \
+            st.get("lost") == 0 and sref.get("lost") == 0
+
     def c_inherit(self):
         """inherit: a task's 2 threads and 3 processes get consumers that record them; without DS_BTS_INHERIT, none"""
         path = os.path.join(self.res, "inherit")
@@ -961,7 +975,7 @@ class Checks:
         """the module unloads after its consumers are released"""
         ok = True
         for f in ("sleepy/release.rc", "resume/release.rc",
-                  "arb/release3.rc", "inherit/release.rc",
+                  "arb/release3.rc", "swap/release.rc", "inherit/release.rc",
                   "exitrace/release.rc", "rmmod.rc"):
             if self.rc(f) != "0":
                 self.diag(f"{f}: {self.rc(f)}")
@@ -973,7 +987,7 @@ class Checks:
               "c_no_loss", "c_tiny_task", "c_tiny_total", "c_lossless",
               "c_sleepy", "c_flight", "c_feedback", "c_markers", "c_user_only", "c_switch_only_all",
               "c_resume", "c_suspend", "c_arb_perf", "c_arb_attach",
-              "c_inherit", "c_exit_race", "c_unload")
+              "c_swap", "c_inherit", "c_exit_race", "c_unload")
 
     def run(self, name):
         self.diags = []
@@ -1083,6 +1097,7 @@ MUTATIONS = {
         c, "S", None, (c.prog["resumer"].by_name["after_suspend"], 0x401000, 0)),
     "c_arb_perf": lambda c: _override(c, "arb/perf1.rc", "0"),
     "c_arb_attach": lambda c: _override(c, "arb/attach2.rc", "0"),
+    "c_swap": lambda c: _override(c, "swap/run.rc", "1"),
     "c_inherit": lambda c: _override(c, "inherit/run.rc", "1"),
     "c_exit_race": lambda c: _override(c, "exitrace/release2.rc", "1"),
     "c_unload": lambda c: _override(c, "rmmod.rc", "1"),

@@ -15,7 +15,8 @@
  *		mode=ring|cont, size=N (records), wakeup=N, lossless=1,
  *		suspended=1, and for continuous consumers cap=N (records the
  *		module keeps) and drain=cb|work|slow|none: consume everything
- *		in the overflow callback (the default); consume everything in
+ *		in the overflow callback (the default), or take it there
+ *		with ds_swap_bts_buffer() (drain=swap); consume everything in
  *		a work item the callback queues; consume batch=N records every
  *		period=MS milliseconds in a self-rearming work item; or only
  *		when read.  wcpu=N runs the work items on CPU N, so that their
@@ -77,6 +78,7 @@ enum dsc_drain {
 	DSC_DRAIN_WORK,
 	DSC_DRAIN_SLOW,
 	DSC_DRAIN_NONE,
+	DSC_DRAIN_SWAP,
 };
 
 /**
@@ -111,6 +113,8 @@ enum dsc_drain {
  * @nr_kids: task_fork calls so far; beyond DSC_MAX_KIDS, the new
  *	consumer is released at once
  * @kids_exited: task_exit calls for @kids
+ * @spare: DSC_DRAIN_SWAP: the storage the next swap hands the layer
+ * @swaps: DSC_DRAIN_SWAP: swaps so far
  */
 struct dsc {
 	struct list_head	node;
@@ -141,6 +145,8 @@ struct dsc {
 	struct ds_consumer	*kids[DSC_MAX_KIDS];
 	atomic_t		nr_kids;
 	atomic_t		kids_exited;
+	struct bts_record	*spare;
+	atomic64_t		swaps;
 };
 
 /* Serializes commands; protects dsc_list. */
@@ -164,6 +170,30 @@ static void dsc_consume(struct dsc *d, struct ds_consumer *c, u32 max)
 		return;
 	}
 	d->len += ds_consume_bts(c, d->buf + d->len, min(room, max));
+}
+
+/*
+ * Take the stream's storage with ds_swap_bts_buffer(), keep its records
+ * and make it the next spare; consume as usual before the spare exists.
+ * Context: @d->lock held, in the overflow callback.
+ */
+static void dsc_swap(struct dsc *d, struct ds_consumer *c)
+{
+	struct ds_bts_swapped old;
+	u32 i, n;
+
+	if (d->dying)
+		return;
+	if (!d->spare || ds_swap_bts_buffer(c, d->spare, &old)) {
+		dsc_consume(d, c, U32_MAX);
+		return;
+	}
+	n = min(old.count, d->cap - d->len);
+	d->full |= n < old.count;
+	for (i = 0; i < n; i++)
+		d->buf[d->len++] = old.buf[(old.first + i) % old.size];
+	d->spare = old.buf;
+	atomic64_inc(&d->swaps);
 }
 
 /* Whether @c is one of @d's inherited consumers, not @d's own. */
@@ -194,7 +224,11 @@ static enum ds_overflow_action dsc_overflow(struct ds_consumer *c,
 	}
 	/* @d->c may not be set yet: the first call can beat the request. */
 	atomic64_inc(&d->callbacks);
-	if (d->drain == DSC_DRAIN_CB) {
+	if (d->drain == DSC_DRAIN_SWAP) {
+		spin_lock(&d->lock);
+		dsc_swap(d, c);
+		spin_unlock(&d->lock);
+	} else if (d->drain == DSC_DRAIN_CB) {
 		spin_lock(&d->lock);
 		dsc_consume(d, c, U32_MAX);
 		spin_unlock(&d->lock);
@@ -329,6 +363,7 @@ static int dsc_status_show(struct seq_file *m, void *unused)
 	spin_unlock_irq(&d->lock);
 	seq_printf(m, "produced %llu\npending %llu\nlost %llu\nthrottled %llu\n",
 		   st.produced, st.pending, st.lost, st.throttled);
+	seq_printf(m, "swaps %lld\n", atomic64_read(&d->swaps));
 	seq_printf(m, "kept %u\nfull %d\ncallbacks %lld\nexited %d\n", len,
 		   READ_ONCE(d->full), atomic64_read(&d->callbacks),
 		   atomic_read(&d->exited));
@@ -381,6 +416,8 @@ static void dsc_release(struct dsc *d)
 	/* No callback queues @d->work any more. */
 	cancel_work_sync(&d->work);
 	cancel_delayed_work_sync(&d->slow);
+	kvfree(d->spare);
+	d->spare = NULL;
 	vfree(d->buf);
 	vfree(d->snap);
 	d->buf = NULL;
@@ -462,6 +499,8 @@ static struct dsc *dsc_parse(char *args)
 				d->drain = DSC_DRAIN_SLOW;
 			else if (!strcmp(val, "none"))
 				d->drain = DSC_DRAIN_NONE;
+			else if (!strcmp(val, "swap"))
+				d->drain = DSC_DRAIN_SWAP;
 			else
 				goto fail;
 			continue;
@@ -556,6 +595,19 @@ static int dsc_attach(struct dsc *d, struct list_head *added)
 		put_task_struct(task);
 	if (IS_ERR(d->c))
 		return PTR_ERR(d->c);
+	if (d->drain == DSC_DRAIN_SWAP) {
+		struct bts_record *spare;
+
+		spare = kvcalloc(ds_bts_buffer_records(d->c), sizeof(*spare),
+				 GFP_KERNEL);
+		if (!spare) {
+			ds_release_bts(d->c);
+			return -ENOMEM;
+		}
+		spin_lock_irq(&d->lock);
+		d->spare = spare;
+		spin_unlock_irq(&d->lock);
+	}
 
 	d->dir = debugfs_create_dir(d->name, dsc_root);
 	debugfs_create_file("records", 0400, d->dir, d, &dsc_records_fops);

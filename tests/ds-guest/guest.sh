@@ -20,6 +20,7 @@
 #            alone on the CPU (progs/flight)
 #   resume   suspend and resume from the traced CPU (progs/resumer)
 #   arb      perf's BTS and the layer's consumers exclude each other
+#   swap     an overflow callback takes the storage instead of copying
 #   inherit  consumers follow the threads and processes a task creates
 #   exitrace a release while the task's exit runs the task_exit callbacks
 set -u
@@ -191,6 +192,20 @@ echo $? >"$a/perf2.rc"
 # Once perf is gone, attaching works again.
 ctl "$a" attach3 "attach arb3 cpu=1 priv=all mode=ring size=64"
 ctl "$a" release3 "release"
+
+# --- swap ------------------------------------------------------------------
+# An overflow callback that takes the stream's storage with
+# ds_swap_bts_buffer() instead of copying gets what one that consumes gets.
+x=$res/swap
+mkdir -p "$x"
+cat >"$x/spec" <<'EOF'
+attach sref task=@PID@ priv=user mode=cont size=262144 drain=cb
+attach sswap task=@PID@ priv=user mode=cont size=4096 wakeup=1024 drain=swap
+EOF
+step swap/run "${run_env[@]}" "$build/dsrun" -c 0 -a "$x/spec" \
+	-- "$prog/work"
+save "$x" sref sswap
+ctl "$x" release "release sref sswap"
 
 # --- inherit ---------------------------------------------------------------
 # DS_BTS_INHERIT: the threads and processes a traced task creates get

@@ -134,6 +134,8 @@ struct ds_set {
  * @armed: @ds points at @staging
  * @pmi_owed: a drain took a sub-buffer past its threshold: a PMI may
  *	still arrive for it
+ * @in_callback: the consumer whose overflow callback runs here, tracing
+ *	paused
  */
 struct ds_cpu {
 	struct debug_store	*ds;
@@ -145,6 +147,7 @@ struct ds_cpu {
 	int			pause;
 	bool			armed;
 	bool			pmi_owed;
+	struct ds_consumer	*in_callback;
 };
 
 static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
@@ -683,7 +686,9 @@ static void ds_notify_fn(struct irq_work *work)
 	bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
 	dc->pause++;
 	ds_hw_write(0);
+	dc->in_callback = c;
 	act = c->cfg.ops->overflow(c, c->cfg.data);
+	dc->in_callback = NULL;
 	if (dc->armed && dc->ds->bts_index >= dc->ds->bts_interrupt_threshold)
 		ds_drain(dc, current);
 	ds_hw_write(bits);
@@ -1184,6 +1189,55 @@ u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
 	return got;
 }
 EXPORT_SYMBOL_GPL(ds_consume_bts);
+
+/**
+ * ds_bts_buffer_records() - the size of a consumer's stream storage
+ * @c: the consumer
+ *
+ * What a buffer given to ds_swap_bts_buffer() must hold.
+ *
+ * Context: any.
+ * Return: the number of records.
+ */
+u32 ds_bts_buffer_records(struct ds_consumer *c)
+{
+	return c->stream.size;
+}
+EXPORT_SYMBOL_GPL(ds_bts_buffer_records);
+
+/**
+ * ds_swap_bts_buffer() - give a continuous consumer new storage, taking the
+ *	old with its records
+ * @c: the consumer, continuous
+ * @buf: ds_bts_buffer_records() records from kvmalloc(): the layer owns it
+ *	from now on, and kvfree()s the storage it holds at release
+ * @old: set to the old storage, now the caller's (kvfree() it when done),
+ *	and where its records are
+ *
+ * The zero-copy way for an overflow callback to take a full stream: the
+ * records stay where the layer put them, @old->count of them from slot
+ * @old->first on, wrapping at @old->size.
+ *
+ * Context: @c's overflow callback, where its producer is paused: on its
+ * CPU, or for a task consumer while the task is current.
+ * Return: 0, -EBUSY elsewhere, -EINVAL for a ring.
+ */
+int ds_swap_bts_buffer(struct ds_consumer *c, struct bts_record *buf,
+		       struct ds_bts_swapped *old)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	if (c->cfg.mode != DS_MODE_CONTINUOUS)
+		return -EINVAL;
+	if (dc->in_callback != c ||
+	    (c->cfg.task ? c->cfg.task != current :
+	     c->cfg.cpu != smp_processor_id()))
+		return -EBUSY;
+	old->size = c->stream.size;
+	old->buf = ds_stream_swap(&c->stream, buf, &old->first, &old->count);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ds_swap_bts_buffer);
 
 /**
  * ds_bts_status() - a consumer's counters

@@ -348,6 +348,34 @@ void ds_stream_append(struct ds_stream *s, const struct bts_record *rec)
 }
 
 /**
+ * ds_stream_swap() - give a continuous stream new storage, taking the old
+ * @s:     the stream
+ * @buf:   storage for @s->size records
+ * @first: set to the slot of the oldest record left in the old storage
+ * @count: set to the number of records left there, from @first on,
+ *	   wrapping at @s->size
+ *
+ * The records not consumed stay in the old storage, which is the caller's
+ * from now on; the stream goes on empty in @buf, its state (a pending loss,
+ * a stretch on the other side) unchanged.
+ *
+ * Context: the stream's producer, stopped, and its consumer, in one.
+ * Return: the old storage.
+ */
+struct bts_record *ds_stream_swap(struct ds_stream *s, struct bts_record *buf,
+				  u32 *first, u32 *count)
+{
+	struct bts_record *old = s->buf;
+
+	*first = s->tail % s->size;
+	*count = s->head - s->tail;
+	s->buf = buf;
+	/* Pairs with smp_load_acquire(&s->tail) in ds_room(). */
+	smp_store_release(&s->tail, s->head);
+	return old;
+}
+
+/**
  * ds_staging_init() - set up a staging buffer of two sub-buffers
  * @st:  the staging buffer
  * @buf: storage for 2 * @nr records, as the hardware addresses it

@@ -138,5 +138,7 @@ u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n);
 u32 ds_stream_pending(const struct ds_stream *s);
 void ds_stream_append(struct ds_stream *s, const struct bts_record *rec);
+struct bts_record *ds_stream_swap(struct ds_stream *s, struct bts_record *buf,
+				  u32 *first, u32 *count);
 
 #endif /* __X86_KERNEL_DS_CORE_H */

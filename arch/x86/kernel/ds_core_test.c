@@ -1754,6 +1754,46 @@ static void ds_test_ring_index_at_max(struct kunit *test)
 	KUNIT_EXPECT_TRUE_MSG(test, segs[0] == buf, "oldest at the base");
 }
 
+/*
+ * A continuous stream handed new storage keeps its records in the old
+ * storage, oldest at @first, and goes on in the new one without losing a
+ * record or its state.
+ */
+static void ds_test_stream_swap(struct kunit *test)
+{
+	const u32 size = 8;
+	struct bts_record *in = ds_test_records(test, 20);
+	struct bts_record *a = ds_test_records(test, size);
+	struct bts_record *b = ds_test_records(test, size);
+	struct bts_record out[8], *old;
+	struct ds_stream s, *streams[] = { &s };
+	u32 first, count, i, n;
+
+	for (i = 0; i < 20; i++)
+		in[i] = (struct bts_record)REC(U(i * 0x10), U(i * 0x10 + 8));
+	ds_stream_init(&s, a, size, DS_PRIV_USER, DS_MODE_CONTINUOUS);
+	/* Wrap once: 5 in, 3 consumed, 5 more: slots 3..7, 0..1 hold 7. */
+	ds_splay(in, 5, streams, 1, ds_test_classify);
+	KUNIT_EXPECT_EQ(test, ds_stream_consume(&s, out, 3), 3);
+	ds_splay(in + 5, 5, streams, 1, ds_test_classify);
+
+	old = ds_stream_swap(&s, b, &first, &count);
+	KUNIT_EXPECT_TRUE_MSG(test, old == a, "the old storage comes back");
+	KUNIT_EXPECT_EQ(test, first, 3);
+	KUNIT_EXPECT_EQ(test, count, 7);
+	for (i = 0; i < count; i++)
+		out[i] = old[(first + i) % size];
+	ds_test_expect_records(test, "records left in the old storage", out,
+			       count, in + 3, 7);
+
+	KUNIT_EXPECT_EQ(test, ds_stream_pending(&s), 0);
+	ds_splay(in + 10, 8, streams, 1, ds_test_classify);
+	n = ds_stream_consume(&s, out, 8);
+	ds_test_expect_records(test, "the new storage, full, nothing lost",
+			       out, n, in + 10, 8);
+	KUNIT_EXPECT_EQ(test, s.lost_total, 0);
+}
+
 static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_all_keeps_every_record),
 	KUNIT_CASE(ds_test_user_time_in_kernel),
@@ -1778,6 +1818,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_hw_marker_between_batches),
 	KUNIT_CASE(ds_test_hw_ring),
 	KUNIT_CASE(ds_test_ring_index_at_max),
+	KUNIT_CASE(ds_test_stream_swap),
 	{}
 };
 

@@ -44,9 +44,10 @@ enum ds_overflow_action {
  * struct ds_bts_ops - callbacks of a BTS consumer
  * @overflow: a continuous stream holds at least its wakeup mark of
  *	records.  Context: hard interrupt (irq_work) on a CPU that produced
- *	records, interrupts off; may call ds_consume_bts(), ds_suspend_bts()
- *	is implied by returning DS_OVERFLOW_SUSPEND.  Never runs concurrently
- *	with itself for one consumer.  Optional.
+ *	records, interrupts off, branch tracing paused; may take the records
+ *	with ds_consume_bts() or, without copying, ds_swap_bts_buffer(), and
+ *	may stop tracing by returning DS_OVERFLOW_SUSPEND.  Never runs
+ *	concurrently with itself for one consumer.  Optional.
  * @task_exit: the traced task is exiting; no record follows.  Context:
  *	process, the exiting task, may sleep.  Optional.
  * @task_fork: with DS_BTS_INHERIT, the traced task created a thread or a
@@ -108,6 +109,20 @@ struct ds_bts_status {
 	u64	throttled;
 };
 
+/**
+ * struct ds_bts_swapped - storage ds_swap_bts_buffer() handed back
+ * @buf: the storage, @size records
+ * @size: its size in records
+ * @first: the slot of the oldest record in it
+ * @count: how many records it holds, from @first on, wrapping at @size
+ */
+struct ds_bts_swapped {
+	struct bts_record	*buf;
+	u32			size;
+	u32			first;
+	u32			count;
+};
+
 #ifdef CONFIG_X86_DS
 
 bool ds_bts_available(void);
@@ -118,6 +133,9 @@ void ds_resume_bts(struct ds_consumer *c);
 u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
 u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
 void ds_bts_status(struct ds_consumer *c, struct ds_bts_status *st);
+u32 ds_bts_buffer_records(struct ds_consumer *c);
+int ds_swap_bts_buffer(struct ds_consumer *c, struct bts_record *buf,
+		       struct ds_bts_swapped *old);
 void ds_append_marker(u32 arg, u64 to, u64 flags);
 
 int ds_claim_bts_hw(void);
