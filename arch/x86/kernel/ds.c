@@ -161,9 +161,16 @@ static unsigned int ds_perf_claims;
 
 DEFINE_STATIC_KEY_FALSE(ds_active);
 
+/*
+ * What the CPUs have: BTS into a 64-bit DS save area, privilege filtering
+ * (DS-CPL), and PEBS with its record format, for the boot log (perf's PEBS
+ * code makes its own choices from the same bits).
+ */
 static struct {
 	bool	bts;
 	bool	ds_cpl;
+	bool	pebs;
+	u8	pebs_format;
 } ds_hw __ro_after_init;
 
 /**
@@ -1420,6 +1427,13 @@ static void __init ds_detect(void)
 	rdmsrl(MSR_IA32_MISC_ENABLE, misc);
 	ds_hw.bts = !(misc & MSR_IA32_MISC_ENABLE_BTS_UNAVAIL);
 	ds_hw.ds_cpl = boot_cpu_has(X86_FEATURE_DSCPL);
+	ds_hw.pebs = !(misc & MSR_IA32_MISC_ENABLE_PEBS_UNAVAIL);
+	if (ds_hw.pebs && boot_cpu_has(X86_FEATURE_PDCM)) {
+		u64 caps;
+
+		rdmsrl(MSR_IA32_PERF_CAPABILITIES, caps);
+		ds_hw.pebs_format = (caps & PERF_CAP_PEBS_FORMAT) >> 8;
+	}
 }
 
 static int __init ds_init(void)
@@ -1427,8 +1441,9 @@ static int __init ds_init(void)
 	int ret;
 
 	ds_detect();
-	pr_info("BTS %s, DS-CPL %s\n", ds_hw.bts ? "yes" : "no",
-		ds_hw.ds_cpl ? "yes" : "no");
+	pr_info("BTS %s, DS-CPL %s, PEBS %s (format %u)\n",
+		ds_hw.bts ? "yes" : "no", ds_hw.ds_cpl ? "yes" : "no",
+		ds_hw.pebs ? "yes" : "no", ds_hw.pebs_format);
 	if (!ds_hw.bts)
 		return 0;
 	/* First: handlers before it would run with branch tracing on. */
