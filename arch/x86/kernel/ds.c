@@ -53,6 +53,14 @@
 /* Records per staging sub-buffer: half the cpu_entry_area slot. */
 #define DS_STAGING_RECORDS	(DS_STAGING_SIZE / sizeof(struct bts_record) / 2)
 
+/*
+ * Records the hardware may write between crossing the threshold and the
+ * PMI handler stopping it: with kernel tracing on, the NMI entry path
+ * itself, longer with debug options.  perf keeps a sixteenth of its
+ * buffer; a fifth of a sub-buffer here.
+ */
+#define DS_PMI_SLACK		256
+
 /* Consumers per CPU and per task. */
 #define DS_MAX_CONSUMERS	8
 
@@ -136,6 +144,8 @@ struct ds_set {
  *	still arrive for it
  * @in_callback: the consumer whose overflow callback runs here, tracing
  *	paused
+ * @nmi_paused: ds_nmi_first() stopped the hardware for this NMI
+ * @nmi_bits: the layer's DEBUGCTL bits the NMI found, to restore
  */
 struct ds_cpu {
 	struct debug_store	*ds;
@@ -148,6 +158,8 @@ struct ds_cpu {
 	bool			armed;
 	bool			pmi_owed;
 	struct ds_consumer	*in_callback;
+	bool			nmi_paused;
+	u64			nmi_bits;
 };
 
 static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
@@ -469,45 +481,58 @@ static void ds_unpause(struct ds_cpu *dc)
 }
 
 /*
- * The threshold PMI: drain into the owner's and the CPU's streams and carry
- * on with the same DEBUGCTL bits.  The mix of consumers is not re-evaluated
- * here: code this NMI interrupted may be in the middle of its own
- * read-modify-write of DEBUGCTL, which must find the bits as it read them.
+ * Every NMI runs untraced: the first local NMI handler stops the hardware,
+ * the last restarts it, so that neither the other handlers (perf's PMI
+ * handler among them) nor a drain fill the slack meanwhile.  The mix of
+ * consumers is not re-evaluated here: code the NMI interrupted may be in
+ * the middle of its own read-modify-write of DEBUGCTL, which must find the
+ * bits as it read them.
  */
-static int ds_nmi(unsigned int cmd, struct pt_regs *regs)
+static int ds_nmi_first(unsigned int cmd, struct pt_regs *regs)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	/* Paused: whoever paused drains and restarts. */
+	if (!dc->armed || dc->pause)
+		return NMI_DONE;
+	dc->nmi_bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	dc->pause++;
+	ds_hw_write(0);
+	dc->nmi_paused = true;
+	return NMI_DONE;
+}
+
+/* The threshold PMI: drain into the owner's and the CPU's streams. */
+static int ds_nmi_last(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	struct ds_bts_area *hw;
-	u64 bits;
+	int ret = NMI_DONE;
 
 	if (!dc->armed)
 		return NMI_DONE;
 	/* The LVT entry masks itself on delivery (SDM Vol. 3B 18.4.9.3). */
 	apic_write(APIC_LVTPC, APIC_DM_NMI);
 	hw = (struct ds_bts_area *)dc->ds;
-	if (READ_ONCE(hw->index) < READ_ONCE(hw->threshold)) {
-		/* Ours, if a drain beat it to the records. */
-		if (!dc->pmi_owed)
-			return NMI_DONE;
+	if (READ_ONCE(hw->index) >= READ_ONCE(hw->threshold) ||
+	    dc->pmi_owed) {
+		/* Ours, even if a drain beat it to the records. */
 		dc->pmi_owed = false;
-		return NMI_HANDLED;
+		ret = NMI_HANDLED;
 	}
+	if (!dc->nmi_paused)
+		return ret;
 	/*
-	 * Paused: whoever paused drains.  In __switch_to() before
-	 * __ds_switch_to(): the records are the previous task's, which
-	 * __ds_switch_to() drains.
+	 * In __switch_to() before __ds_switch_to() the records are the
+	 * previous task's, which __ds_switch_to() drains.
 	 */
-	if (dc->pause || dc->owner != current)
-		return NMI_HANDLED;
-	bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
-	dc->pause++;
-	ds_hw_write(0);
-	ds_drain(dc, current);
-	dc->pmi_owed = false;
-	ds_hw_write(bits);
+	if (ret == NMI_HANDLED && dc->owner == current)
+		ds_drain(dc, current);
+	dc->nmi_paused = false;
+	ds_hw_write(dc->nmi_bits);
 	barrier();
 	dc->pause--;
-	return NMI_HANDLED;
+	return ret;
 }
 
 /**
@@ -628,7 +653,7 @@ static void ds_set_suspended(struct ds_consumer *c, enum ds_sync_change ch)
 /*
  * A stream nothing produces into any more owes no record but the loss
  * record of its last overflow, if any: write it as room appears.
- * Context: the consumer, @c quiet.
+ * Context: the consumer.
  */
 static void ds_flush_lost(struct ds_consumer *c)
 {
@@ -796,7 +821,7 @@ static int ds_cpu_up(unsigned int cpu)
 			       (unsigned long)cea + DS_STAGING_SIZE);
 	dc->pages = pages;
 	dc->ds = ds_area(cpu);
-	ds_staging_init(&dc->staging, cea, DS_STAGING_RECORDS);
+	ds_staging_init(&dc->staging, cea, DS_STAGING_RECORDS, DS_PMI_SLACK);
 	return smp_call_function_single(cpu, ds_arm_fn, NULL, 1);
 }
 
@@ -1128,10 +1153,16 @@ EXPORT_SYMBOL_GPL(ds_release_bts);
 void ds_suspend_bts(struct ds_consumer *c)
 {
 	ds_sync(c, DS_SYNC_SUSPEND);
-	/* No producer that missed the flag is left (they run under RCU). */
-	synchronize_rcu();
-	WRITE_ONCE(c->quiet, true);
-	ds_flush_lost(c);
+	/*
+	 * A continuous stream may owe a loss record.  Producers run under
+	 * RCU: after a grace period none that missed the flag is left.  (A
+	 * ring owes nothing, and is not kept waiting.)
+	 */
+	if (c->cfg.mode == DS_MODE_CONTINUOUS) {
+		synchronize_rcu();
+		WRITE_ONCE(c->quiet, true);
+		ds_flush_lost(c);
+	}
 }
 EXPORT_SYMBOL_GPL(ds_suspend_bts);
 
@@ -1446,14 +1477,21 @@ static int __init ds_init(void)
 		ds_hw.pebs ? "yes" : "no", ds_hw.pebs_format);
 	if (!ds_hw.bts)
 		return 0;
-	/* First: handlers before it would run with branch tracing on. */
-	ret = register_nmi_handler(NMI_LOCAL, ds_nmi, NMI_FLAG_FIRST, "ds");
+	/* Around every other local NMI handler, perf's included. */
+	ret = register_nmi_handler(NMI_LOCAL, ds_nmi_first, NMI_FLAG_FIRST,
+				   "ds_first");
 	if (ret)
 		return ret;
+	ret = register_nmi_handler(NMI_LOCAL, ds_nmi_last, 0, "ds_last");
+	if (ret) {
+		unregister_nmi_handler(NMI_LOCAL, "ds_first");
+		return ret;
+	}
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
 				ds_hp_online, ds_hp_offline);
 	if (ret < 0) {
-		unregister_nmi_handler(NMI_LOCAL, "ds");
+		unregister_nmi_handler(NMI_LOCAL, "ds_last");
+		unregister_nmi_handler(NMI_LOCAL, "ds_first");
 		ds_hw.bts = false;
 		return ret;
 	}

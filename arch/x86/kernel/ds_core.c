@@ -379,14 +379,18 @@ struct bts_record *ds_stream_swap(struct ds_stream *s, struct bts_record *buf,
  * ds_staging_init() - set up a staging buffer of two sub-buffers
  * @st:  the staging buffer
  * @buf: storage for 2 * @nr records, as the hardware addresses it
- * @nr:  records per sub-buffer, at least DS_STAGING_SLACK + 1
+ * @nr:  records per sub-buffer, more than @slack
+ * @slack: records between the interrupt threshold and the end of a
+ *	   sub-buffer, at least DS_STAGING_SLACK: what the hardware writes
+ *	   between crossing the threshold and the PMI handler stopping it
  *
  * Context: any; the hardware must not be writing @buf.
  */
-void ds_staging_init(struct ds_staging *st, struct bts_record *buf, u32 nr)
+void ds_staging_init(struct ds_staging *st, struct bts_record *buf, u32 nr,
+		     u32 slack)
 {
-	WARN_ON_ONCE(nr <= DS_STAGING_SLACK);
-	*st = (struct ds_staging) { .buf = buf, .nr = nr };
+	WARN_ON_ONCE(slack < DS_STAGING_SLACK || nr <= slack);
+	*st = (struct ds_staging) { .buf = buf, .nr = nr, .slack = slack };
 }
 
 /**
@@ -394,9 +398,9 @@ void ds_staging_init(struct ds_staging *st, struct bts_record *buf, u32 nr)
  * @st: the staging buffer
  * @hw: the BTS fields of the DS save area
  *
- * The threshold is record aligned and DS_STAGING_SLACK records short of
- * the end, so that records written while the PMI is pending still fit
- * (SDM Vol. 3B 18.4.9.2).
+ * The threshold is record aligned and @st->slack records short of the end,
+ * so that records written while the PMI is pending still fit (SDM Vol. 3B
+ * 18.4.9.2).
  *
  * Context: the hardware is not writing (TR or BTS clear).
  */
@@ -408,7 +412,7 @@ void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw)
 	hw->base = base;
 	hw->index = base;
 	hw->max = base + st->nr * rec;
-	hw->threshold = hw->max - DS_STAGING_SLACK * rec;
+	hw->threshold = hw->max - st->slack * rec;
 }
 
 /**

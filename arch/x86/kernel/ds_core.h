@@ -87,6 +87,8 @@ struct ds_bts_area {
  * struct ds_staging - a CPU's staging buffer, split into two sub-buffers
  * @buf: 2 * @nr records; the hardware writes one half, the other is spare
  * @nr: records per sub-buffer
+ * @slack: records between the interrupt threshold and the end of a
+ *	sub-buffer
  * @active: the half the hardware writes, 0 or 1
  *
  * The hardware writes into one half until the threshold PMI.  Swapping to
@@ -96,12 +98,14 @@ struct ds_bts_area {
 struct ds_staging {
 	struct bts_record	*buf;
 	u32			nr;
+	u32			slack;
 	u8			active;
 };
 
 /*
- * Records between the threshold and the end of a sub-buffer: room for what
- * the hardware writes while the PMI is on its way.
+ * The least slack of a staging buffer: records between the threshold and
+ * the end of a sub-buffer, room for what the hardware writes while the PMI
+ * is on its way.
  */
 #define DS_STAGING_SLACK	16
 
@@ -116,7 +120,8 @@ struct ds_staging {
 				 DS_DEBUGCTL_BTS_OFF_OS |		\
 				 DS_DEBUGCTL_BTS_OFF_USR)
 
-void ds_staging_init(struct ds_staging *st, struct bts_record *buf, u32 nr);
+void ds_staging_init(struct ds_staging *st, struct bts_record *buf, u32 nr,
+		     u32 slack);
 void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw);
 u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
 		    const struct bts_record **recs);

@@ -767,7 +767,7 @@ static void ds_test_rig_start(struct ds_test_rig *rig,
 	KUNIT_EXPECT_EQ_MSG(rig->test, ctl, DS_TEST_TRACING | rig->filter,
 			    "DEBUGCTL for privs %u, DS-CPL %d", privs, ds_cpl);
 
-	ds_staging_init(&rig->st, rig->staging, nr_sub);
+	ds_staging_init(&rig->st, rig->staging, nr_sub, DS_STAGING_SLACK);
 	ds_staging_arm(&rig->st, &rig->cpu.hw);
 	ds_test_wrmsr(&rig->cpu, ctl);
 }
@@ -1208,7 +1208,7 @@ static void ds_test_staging_halves(struct kunit *test)
 		struct ds_staging st;
 		u32 n;
 
-		ds_staging_init(&st, buf, nr);
+		ds_staging_init(&st, buf, nr, DS_STAGING_SLACK);
 		ds_staging_arm(&st, &hw);
 		for (half = 0; half < 4; half++) {
 			u64 base = ds_test_addr(buf + half % 2 * nr);
@@ -1276,7 +1276,7 @@ static void ds_test_hw_model(struct kunit *test)
 	struct ds_staging st;
 	unsigned int i, pmi_at = 0;
 
-	ds_staging_init(&st, mem, nr);
+	ds_staging_init(&st, mem, nr, DS_STAGING_SLACK);
 	for (i = 0; i < 3 * nr; i++)
 		t[i] = (struct bts_record)REC(U(i * 0x10), U(i * 0x10 + 8));
 
@@ -1736,7 +1736,7 @@ static void ds_test_ring_index_at_max(struct kunit *test)
 	struct ds_staging st;
 	u32 nrs[2], i;
 
-	ds_staging_init(&st, buf, nr);
+	ds_staging_init(&st, buf, nr, DS_STAGING_SLACK);
 	ds_staging_arm_ring(&st, &hw);
 	for (i = 0; i < r; i++)
 		buf[i] = (struct bts_record)REC(U(0x1000 + i), U(0x2000 + i));
