@@ -24,6 +24,7 @@ help:
 	@echo 'make check      build everything, then run every test suite'
 	@echo 'make deps       install the Debian packages the project needs'
 	@echo 'make kernel     build the test kernel (DEBUG=1: the debug kernel)'
+	@echo 'make kernel-debug  build the debug kernel (make check needs it too)'
 	@echo 'make qemu       build QEMU with our patches'
 	@echo 'make bench      the benchmarks (figures, not pass/fail; bench/README.md)'
 	@echo 'make patches    the kernel work as a git format-patch series'
