@@ -65,6 +65,21 @@ save()
 	done
 }
 
+# traced PHASE PROG NAME...: PROG on CPU 0 under the consumers NAME... of
+# the attach lines on stdin (dsrun), its status in PHASE/run.rc; then their
+# records and status are saved and they are released (PHASE/release.rc).
+traced()
+{
+	local x=$res/$1 path=$2
+	shift 2
+	mkdir -p "$x"
+	cat >"$x/spec"
+	step "${x#"$res"/}/run" "${run_env[@]}" "$build/dsrun" -c 0 \
+		-a "$x/spec" -- "$path"
+	save "$x" "$@"
+	ctl "$x" release "release $*"
+}
+
 mkdir -p "$res" || exit 125
 cd /tmp || exit 125
 uname -v >"$res/uname"
@@ -196,31 +211,19 @@ ctl "$a" release3 "release"
 # --- swap ------------------------------------------------------------------
 # An overflow callback that takes the stream's storage with
 # ds_swap_bts_buffer() instead of copying gets what one that consumes gets.
-x=$res/swap
-mkdir -p "$x"
-cat >"$x/spec" <<'EOF'
+traced swap "$prog/work" sref sswap <<'EOF'
 attach sref task=@PID@ priv=user mode=cont size=262144 drain=cb
 attach sswap task=@PID@ priv=user mode=cont size=4096 wakeup=1024 drain=swap
 EOF
-step swap/run "${run_env[@]}" "$build/dsrun" -c 0 -a "$x/spec" \
-	-- "$prog/work"
-save "$x" sref sswap
-ctl "$x" release "release sref sswap"
 
 # --- inherit ---------------------------------------------------------------
 # DS_BTS_INHERIT: the threads and processes a traced task creates get
 # consumers of their own (inherit.c: 2 threads, 3 processes); without it,
 # they are not traced.
-x=$res/inherit
-mkdir -p "$x"
-cat >"$x/spec" <<'EOF'
+traced inherit "$build/inherit" inh noinh <<'EOF'
 attach inh task=@PID@ priv=user mode=cont size=65536 inherit=1
 attach noinh task=@PID@ priv=user mode=cont size=65536
 EOF
-step inherit/run "${run_env[@]}" "$build/dsrun" -c 0 -a "$x/spec" \
-	-- "$build/inherit"
-save "$x" inh noinh
-ctl "$x" release "release inh noinh"
 
 # --- exitrace --------------------------------------------------------------
 # A release while the task's exit calls the task_exit callbacks: e1's

@@ -481,6 +481,29 @@ static void ds_unpause(struct ds_cpu *dc)
 }
 
 /*
+ * Stop the hardware for a while and restart it exactly as it was, without
+ * re-evaluating the mix of consumers as ds_unpause() does: for NMI and
+ * interrupt code, which may have interrupted someone's read-modify-write of
+ * DEBUGCTL.  Context: interrupts off or NMI, on @dc's CPU, not paused.
+ */
+static u64 ds_hold(struct ds_cpu *dc)
+{
+	u64 bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+
+	dc->pause++;
+	ds_hw_write(0);
+	return bits;
+}
+
+static void ds_unhold(struct ds_cpu *dc, u64 bits)
+{
+	ds_hw_write(bits);
+	/* The pause ends after the restart; see ds_unpause(). */
+	barrier();
+	dc->pause--;
+}
+
+/*
  * Every NMI runs untraced: the first local NMI handler stops the hardware,
  * the last restarts it, so that neither the other handlers (perf's PMI
  * handler among them) nor a drain fill the slack meanwhile.  The mix of
@@ -495,9 +518,7 @@ static int ds_nmi_first(unsigned int cmd, struct pt_regs *regs)
 	/* Paused: whoever paused drains and restarts. */
 	if (!dc->armed || dc->pause)
 		return NMI_DONE;
-	dc->nmi_bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
-	dc->pause++;
-	ds_hw_write(0);
+	dc->nmi_bits = ds_hold(dc);
 	dc->nmi_paused = true;
 	return NMI_DONE;
 }
@@ -529,9 +550,7 @@ static int ds_nmi_last(unsigned int cmd, struct pt_regs *regs)
 	if (ret == NMI_HANDLED && dc->owner == current)
 		ds_drain(dc, current);
 	dc->nmi_paused = false;
-	ds_hw_write(dc->nmi_bits);
-	barrier();
-	dc->pause--;
+	ds_unhold(dc, dc->nmi_bits);
 	return ret;
 }
 
@@ -715,17 +734,13 @@ static void ds_notify_fn(struct irq_work *work)
 	 * hardware resumes as it was, without a drain that would find more
 	 * consumers to call back, unless the threshold was passed before.
 	 */
-	bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
-	dc->pause++;
-	ds_hw_write(0);
+	bits = ds_hold(dc);
 	dc->in_callback = c;
 	act = c->cfg.ops->overflow(c, c->cfg.data);
 	dc->in_callback = NULL;
 	if (dc->armed && dc->ds->bts_index >= dc->ds->bts_interrupt_threshold)
 		ds_drain(dc, current);
-	ds_hw_write(bits);
-	barrier();
-	dc->pause--;
+	ds_unhold(dc, bits);
 	if (act == DS_OVERFLOW_SUSPEND)
 		WRITE_ONCE(c->suspended, true);
 	atomic_set(&c->notified, 0);
