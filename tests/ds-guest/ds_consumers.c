@@ -262,8 +262,8 @@ static void dsc_task_exit(struct ds_consumer *c, void *data)
 		msleep(d->exit_sleep);
 }
 
-static void dsc_task_fork(struct ds_consumer *c, struct ds_consumer *child,
-			  void *data)
+static void *dsc_task_fork(struct ds_consumer *c, struct ds_consumer *child,
+			   void *data)
 {
 	struct dsc *d = data;
 	int i;
@@ -272,13 +272,15 @@ static void dsc_task_fork(struct ds_consumer *c, struct ds_consumer *child,
 		atomic_inc(&dsc_late);
 		WARN_ONCE(1, "ds_consumers: task_fork callback of %s after its release\n",
 			  d->name);
-		return;
+		return d;
 	}
 	i = atomic_inc_return(&d->nr_kids) - 1;
 	if (i < DSC_MAX_KIDS)
 		WRITE_ONCE(d->kids[i], child);
 	else
 		ds_release_bts(child);
+	/* A kid's exit is counted with its parent's. */
+	return d;
 }
 
 static const struct ds_bts_ops dsc_ops = {

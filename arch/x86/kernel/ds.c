@@ -1259,6 +1259,22 @@ u32 ds_bts_buffer_records(struct ds_consumer *c)
 EXPORT_SYMBOL_GPL(ds_bts_buffer_records);
 
 /**
+ * ds_bts_task() - the task a consumer traces
+ * @c: the consumer
+ *
+ * For a task_fork callback, which learns of the new task this way.  The
+ * task is valid while @c is.
+ *
+ * Context: any.
+ * Return: the task, or NULL for a CPU's consumer.
+ */
+struct task_struct *ds_bts_task(struct ds_consumer *c)
+{
+	return c->cfg.task;
+}
+EXPORT_SYMBOL_GPL(ds_bts_task);
+
+/**
  * ds_swap_bts_buffer() - give a continuous consumer new storage, taking the
  *	old with its records
  * @c: the consumer, continuous
@@ -1416,10 +1432,18 @@ int ds_fork_thread(struct task_struct *child)
 
 		cfg.task = child;
 		c = ret ? NULL : ds_request_bts(&cfg);
-		if (IS_ERR(c))
+		if (IS_ERR(c)) {
 			ret = PTR_ERR(c);
-		else if (c)
-			cfg.ops->task_fork(cons[i], c, cfg.data);
+		} else if (c) {
+			/*
+			 * The child's callbacks cannot run before this; the
+			 * callback may release @c, so it is held until then.
+			 */
+			refcount_inc(&c->refs);
+			c->cfg.data = cfg.ops->task_fork(cons[i], c,
+							 cfg.data);
+			ds_consumer_put(c);
+		}
 		ds_callback_put(cons[i]);
 	}
 	/* The clone fails: the child's consumers see it exit. */

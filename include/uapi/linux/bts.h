@@ -66,6 +66,10 @@ struct bts_record {
  *	switched to another task: @to is its thread id and @flags its process
  *	id, as seen from the initial PID namespace.  A change of process is a
  *	change of address space.
+ * @BTS_PSEUDO_THREAD: in what read() returns from /dev/bts, which carries
+ *	the streams of several threads: the records that follow, up to the
+ *	next THREAD record, are thread @to's, of process @flags, as numbered
+ *	in the reader's PID namespace.  The argument is enum bts_thread_event.
  */
 enum bts_pseudo_type {
 	BTS_PSEUDO_KERNEL	= 1,
@@ -73,6 +77,20 @@ enum bts_pseudo_type {
 	BTS_PSEUDO_LOST		= 3,
 	BTS_PSEUDO_MARKER	= 4,
 	BTS_PSEUDO_SWITCH	= 5,
+	BTS_PSEUDO_THREAD	= 6,
+};
+
+/**
+ * enum bts_thread_event - the argument of a BTS_PSEUDO_THREAD record
+ * @BTS_THREAD_RECORDS: the thread's records follow
+ * @BTS_THREAD_NEW: the thread is traced from here on: it was created by a
+ *	traced thread (BTS_ATTACH_INHERIT) or it is the one attached to
+ * @BTS_THREAD_EXIT: the thread exited; its stream is complete
+ */
+enum bts_thread_event {
+	BTS_THREAD_RECORDS	= 0,
+	BTS_THREAD_NEW		= 1,
+	BTS_THREAD_EXIT		= 2,
 };
 
 /**
@@ -88,5 +106,111 @@ enum bts_entry_kind {
 	BTS_ENTRY_EXCEPTION	= 2,
 	BTS_ENTRY_INTERRUPT	= 3,
 };
+
+/*
+ * /dev/bts: user-only branch traces of threads, for their owner.
+ *
+ * open() the device, attach it to a thread with BTS_IOC_ATTACH, read()
+ * struct bts_record from it (each thread's records after a THREAD record
+ * naming it), poll() for records.  A file traces one thread, or with
+ * BTS_ATTACH_INHERIT that thread and every thread and process it creates
+ * from then on.  Only user-mode branches are recorded, and only user
+ * addresses appear in the records: a stretch of time in the kernel is one
+ * BTS_PSEUDO_KERNEL record.  Attaching needs the right to ptrace the thread
+ * (PTRACE_MODE_ATTACH_REALCREDS).
+ *
+ * The structs start with their size (the size of the struct as the caller
+ * knows it), so fields can be appended; a size smaller than the first
+ * version, unknown flags or reserved fields that are not zero are -EINVAL,
+ * as are fields of a later version the kernel does not know, if not zero.
+ */
+
+/**
+ * enum bts_attach_mode - what a file keeps of each thread's branches
+ * @BTS_MODE_CONTINUOUS: every branch, as it is read; when the reader does
+ *	not keep up, records are dropped and a BTS_PSEUDO_LOST record says
+ *	how many, unless BTS_ATTACH_LOSSLESS
+ * @BTS_MODE_RING: only the last @nr_records branches of each thread, which
+ *	become readable when the thread exits or the file is detached
+ */
+enum bts_attach_mode {
+	BTS_MODE_CONTINUOUS	= 0,
+	BTS_MODE_RING		= 1,
+};
+
+/* struct bts_attach.flags: */
+/* Also trace the threads and processes the thread creates from now on. */
+#define BTS_ATTACH_INHERIT	(1U << 0)
+/*
+ * Continuous mode: a thread whose buffer is full waits, on its way back to
+ * user mode, until the reader has made room, rather than lose records.
+ */
+#define BTS_ATTACH_LOSSLESS	(1U << 1)
+
+/**
+ * struct bts_attach - BTS_IOC_ATTACH's argument
+ * @size:       sizeof(struct bts_attach)
+ * @flags:      BTS_ATTACH_*
+ * @pid:        the thread to trace (a thread id; the process's id names its
+ *              main thread), in the caller's PID namespace
+ * @mode:       enum bts_attach_mode
+ * @nr_records: records buffered per thread, the N of a ring; 0 for the
+ *              default (BTS_DEFAULT_RECORDS)
+ * @reserved:   must be zero
+ */
+struct bts_attach {
+	__u32 size;
+	__u32 flags;
+	__u32 pid;
+	__u32 mode;
+	__u32 nr_records;
+	__u32 reserved;
+};
+
+#define BTS_ATTACH_SIZE_VER0	24
+#define BTS_DEFAULT_RECORDS	65536
+/* The most records a file may buffer per thread. */
+#define BTS_MAX_RECORDS		(1U << 20)
+
+/**
+ * struct bts_status - BTS_IOC_STATUS's result
+ * @size:     set by the caller to sizeof(struct bts_status); the kernel
+ *            fills in at most that much and sets it to what it filled in
+ * @threads:  threads traced so far, exited ones included
+ * @live:     threads traced that have not exited
+ * @untraced: threads created by traced ones that could not be traced
+ *            (no memory)
+ * @records:  records put into the threads' buffers, pseudo-records
+ *            included
+ * @lost:     records lost because the reader did not keep up (continuous
+ *            mode; also in-stream as BTS_PSEUDO_LOST)
+ * @throttled: BTS_ATTACH_LOSSLESS: times a thread waited for the reader
+ */
+struct bts_status {
+	__u32 size;
+	__u32 threads;
+	__u32 live;
+	__u32 untraced;
+	__u64 records;
+	__u64 lost;
+	__u64 throttled;
+};
+
+#define BTS_STATUS_SIZE_VER0	40
+
+/*
+ * The commands take a pointer to a struct that carries its own size, so
+ * they do not encode one.
+ */
+#define BTS_IOC_MAGIC		0xB9
+/* Start tracing (struct bts_attach *); once per file. */
+#define BTS_IOC_ATTACH		_IO(BTS_IOC_MAGIC, 0x01)
+/* The file's counters (struct bts_status *). */
+#define BTS_IOC_STATUS		_IO(BTS_IOC_MAGIC, 0x02)
+/*
+ * Stop tracing every thread; what was recorded stays readable (rings
+ * included), then read() returns 0.
+ */
+#define BTS_IOC_DETACH		_IO(BTS_IOC_MAGIC, 0x03)
 
 #endif /* _UAPI_LINUX_BTS_H */

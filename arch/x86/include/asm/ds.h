@@ -52,14 +52,15 @@ enum ds_overflow_action {
  *	process, the exiting task, may sleep.  Optional.
  * @task_fork: with DS_BTS_INHERIT, the traced task created a thread or a
  *	process, traced by @child, a new consumer like @c that the callback
- *	now owns.  Context: process, the parent in clone(), before the child
- *	runs; may sleep.  Required with DS_BTS_INHERIT.
+ *	now owns; ds_bts_task() tells which task.  Returns the data that
+ *	@child's callbacks get.  Context: process, the parent in clone(),
+ *	before the child runs; may sleep.  Required with DS_BTS_INHERIT.
  */
 struct ds_bts_ops {
 	enum ds_overflow_action (*overflow)(struct ds_consumer *c, void *data);
 	void (*task_exit)(struct ds_consumer *c, void *data);
-	void (*task_fork)(struct ds_consumer *c, struct ds_consumer *child,
-			  void *data);
+	void *(*task_fork)(struct ds_consumer *c, struct ds_consumer *child,
+			   void *data);
 };
 
 /* ds_bts_config.flags: */
@@ -134,6 +135,7 @@ u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
 u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
 void ds_bts_status(struct ds_consumer *c, struct ds_bts_status *st);
 u32 ds_bts_buffer_records(struct ds_consumer *c);
+struct task_struct *ds_bts_task(struct ds_consumer *c);
 int ds_swap_bts_buffer(struct ds_consumer *c, struct bts_record *buf,
 		       struct ds_bts_swapped *old);
 void ds_append_marker(u32 arg, u64 to, u64 flags);

@@ -1,0 +1,887 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/bts: user-only branch traces of threads, for whoever may ptrace them.
+ *
+ * A file is attached to one thread, and with BTS_ATTACH_INHERIT also to
+ * the threads and processes that thread and its descendants create.  Each
+ * thread gets a user-only consumer of its own from the Debug Store layer
+ * (arch/x86/kernel/ds.c); read() takes the records of one thread after the
+ * other and puts a BTS_PSEUDO_THREAD record in front of each thread's run.
+ * The ABI is in include/uapi/linux/bts.h, the model in
+ * Documentation/arch/x86/ds.rst.
+ *
+ * Locking: bts_file.lock, a mutex, serializes attach, detach, status and
+ * read(), which consume the streams and release consumers.  A release
+ * waits for the consumer's callbacks, so the callbacks never take the
+ * mutex: they take bts_file.threads_lock, a spinlock that guards the list
+ * of threads and each thread's exit and snapshot state, or nothing.
+ */
+#include <linux/fs.h>
+#include <linux/init.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/pid_namespace.h>
+#include <linux/poll.h>
+#include <linux/ptrace.h>
+#include <linux/sizes.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <asm/ds.h>
+
+/* Records taken from a stream at a time: what one bounce buffer holds. */
+#define BTS_DEV_BOUNCE	(SZ_16K / sizeof(struct bts_record))
+
+struct bts_file;
+
+/**
+ * struct bts_thread - one traced thread of a file
+ * @node: in bts_file.threads
+ * @file: the file
+ * @consumer: its consumer, until released (set and cleared under the
+ *	file's threads_lock, released under its lock)
+ * @task: the thread, referenced until the consumer is released
+ * @tid: its thread id in the file's PID namespace, 0 until known
+ * @tgid: its process id, likewise
+ * @announced: its BTS_THREAD_NEW record has been read
+ * @exited: the thread exited (threads_lock)
+ * @detached: the file was detached from it
+ * @done: everything of it has been read and its consumer released
+ * @snapshot_claimed: ring mode: the exit or the detach takes the snapshot
+ *	(threads_lock)
+ * @snapshot_ready: @last holds the ring's last records (threads_lock)
+ * @last: ring mode: the snapshot, @nr_last records
+ * @nr_last: records in @last
+ * @read_last: records of @last already read
+ */
+struct bts_thread {
+	struct list_head	node;
+	struct bts_file		*file;
+	struct ds_consumer	*consumer;
+	struct task_struct	*task;
+	pid_t			tid;
+	pid_t			tgid;
+	bool			announced;
+	bool			exited;
+	bool			detached;
+	bool			done;
+	bool			snapshot_claimed;
+	bool			snapshot_ready;
+	struct bts_record	*last;
+	u32			nr_last;
+	u32			read_last;
+};
+
+/**
+ * struct bts_file - an open /dev/bts
+ * @lock: serializes attach, detach, status, read() and the release of
+ *	consumers
+ * @threads_lock: guards @threads and the threads' state the callbacks set
+ * @threads: struct bts_thread, in the order they were traced
+ * @wait: readers and pollers; woken by the callbacks
+ * @ns: the opener's PID namespace, for thread and process ids
+ * @attach: what BTS_IOC_ATTACH asked for
+ * @attached: BTS_IOC_ATTACH succeeded
+ * @detached: BTS_IOC_DETACH ran, or the file is being released
+ * @reading: the thread whose records the last read() ended with
+ * @bounce: BTS_DEV_BOUNCE records to consume into
+ * @released: the counters of released consumers
+ * @untraced: threads created by traced ones that could not be traced
+ */
+struct bts_file {
+	struct mutex		lock;		/* see the comment at the top */
+	spinlock_t		threads_lock;	/* likewise */
+	struct list_head	threads;
+	wait_queue_head_t	wait;
+	struct pid_namespace	*ns;
+	struct bts_attach	attach;
+	bool			attached;
+	bool			detached;
+	struct bts_thread	*reading;
+	struct bts_record	*bounce;
+	struct ds_bts_status	released;
+	u32			untraced;
+};
+
+static const struct ds_bts_ops bts_dev_ops;
+
+static struct bts_thread *bts_thread_new(struct bts_file *f,
+					 struct task_struct *task)
+{
+	struct bts_thread *t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+
+	if (!t)
+		return NULL;
+	t->file = f;
+	t->task = task;
+	get_task_struct(task);
+	return t;
+}
+
+/* Context: the file's lock, or the thread was never published. */
+static void bts_thread_free(struct bts_thread *t)
+{
+	if (t->task)
+		put_task_struct(t->task);
+	kvfree(t->last);
+	kfree(t);
+}
+
+/*
+ * A thread's ids, as the reader's namespace numbers them.  A new thread
+ * gets its ids after the fork callback ran (until then it shows its
+ * parent's), and an exited one loses them once reaped: take them once it
+ * has run, that is once it has records, or as it exits, and keep them.
+ */
+static void bts_thread_ids(struct bts_thread *t)
+{
+	struct bts_file *f = t->file;
+
+	spin_lock(&f->threads_lock);
+	if (!t->tid && t->task) {
+		t->tid = task_pid_nr_ns(t->task, f->ns);
+		t->tgid = task_tgid_nr_ns(t->task, f->ns);
+	}
+	spin_unlock(&f->threads_lock);
+}
+
+/*
+ * Ring mode: copy the ring's last records, once, at the thread's exit or
+ * at the detach, whichever comes first.  Context: process, may sleep.
+ */
+static void bts_thread_snapshot(struct bts_thread *t, struct ds_consumer *c)
+{
+	struct bts_file *f = t->file;
+	struct bts_record *last;
+	u32 nr = 0;
+
+	spin_lock(&f->threads_lock);
+	if (t->snapshot_claimed) {
+		spin_unlock(&f->threads_lock);
+		return;
+	}
+	t->snapshot_claimed = true;
+	spin_unlock(&f->threads_lock);
+
+	last = kvmalloc_array(f->attach.nr_records, sizeof(*last),
+			      GFP_KERNEL_ACCOUNT);
+	if (last)
+		nr = ds_read_last_bts(c, last, f->attach.nr_records);
+	else
+		pr_warn_ratelimited("bts: no memory for the last %u branches of thread %d\n",
+				    f->attach.nr_records,
+				    task_pid_nr(t->task));
+
+	spin_lock(&f->threads_lock);
+	t->last = last;
+	t->nr_last = nr;
+	t->snapshot_ready = true;
+	spin_unlock(&f->threads_lock);
+}
+
+/* Context: hard interrupt. */
+static enum ds_overflow_action bts_dev_overflow(struct ds_consumer *c,
+						void *data)
+{
+	struct bts_thread *t = data;
+
+	wake_up(&t->file->wait);
+	return DS_OVERFLOW_CONTINUE;
+}
+
+/*
+ * Context: process, the exiting thread, which has its ids still; or the
+ * parent of a child whose clone failed, which is freed whatever its
+ * references, never ran and has no ids.
+ */
+static void bts_dev_task_exit(struct ds_consumer *c, void *data)
+{
+	struct bts_thread *t = data;
+	struct bts_file *f = t->file;
+	struct task_struct *failed = NULL;
+
+	if (t->task == current)
+		bts_thread_ids(t);
+	if (f->attach.mode == BTS_MODE_RING)
+		bts_thread_snapshot(t, c);
+	spin_lock(&f->threads_lock);
+	t->exited = true;
+	if (t->task != current) {
+		failed = t->task;
+		t->task = NULL;
+	}
+	spin_unlock(&f->threads_lock);
+	if (failed)
+		put_task_struct(failed);
+	wake_up(&f->wait);
+}
+
+/*
+ * The new thread's callbacks get its own bts_thread, or none if it is not
+ * traced.  Context: process, the parent in clone(), before the child runs.
+ */
+static void *bts_dev_task_fork(struct ds_consumer *c,
+			       struct ds_consumer *child, void *data)
+{
+	struct bts_thread *parent = data, *t, *traced = NULL;
+	struct bts_file *f = parent->file;
+
+	t = bts_thread_new(f, ds_bts_task(child));
+	if (t)
+		t->consumer = child;
+	spin_lock(&f->threads_lock);
+	/* A detached file traces no new thread. */
+	if (t && !f->detached) {
+		list_add_tail(&t->node, &f->threads);
+		traced = t;
+		t = NULL;
+		child = NULL;
+	} else if (!t) {
+		/* Reported in the status, not silently lost. */
+		f->untraced++;
+	}
+	spin_unlock(&f->threads_lock);
+	if (child)
+		ds_release_bts(child);
+	if (t)
+		bts_thread_free(t);
+	return traced;
+}
+
+static const struct ds_bts_ops bts_dev_ops = {
+	.overflow	= bts_dev_overflow,
+	.task_exit	= bts_dev_task_exit,
+	.task_fork	= bts_dev_task_fork,
+};
+
+/* Take @t's consumer away from the callbacks' view and release it. */
+static void bts_thread_release(struct bts_file *f, struct bts_thread *t)
+{
+	struct ds_consumer *c;
+	struct ds_bts_status st;
+
+	spin_lock(&f->threads_lock);
+	c = t->consumer;
+	t->consumer = NULL;
+	spin_unlock(&f->threads_lock);
+	if (!c)
+		return;
+	ds_bts_status(c, &st);
+	f->released.produced += st.produced;
+	f->released.lost += st.lost;
+	f->released.throttled += st.throttled;
+	ds_release_bts(c);
+}
+
+/*
+ * Whether @t has something to read: records, its snapshot, the news that
+ * it exited, or the end of its stream after a detach.
+ * Context: the file's threads_lock.
+ */
+static bool bts_thread_readable(struct bts_file *f, struct bts_thread *t)
+{
+	struct ds_bts_status st;
+
+	if (t->done)
+		return false;
+	if (t->exited || t->detached)
+		return true;
+	if (f->attach.mode == BTS_MODE_RING || !t->consumer)
+		return false;
+	ds_bts_status(t->consumer, &st);
+	return st.pending;
+}
+
+static bool bts_readable(struct bts_file *f)
+{
+	struct bts_thread *t;
+	bool ret = false;
+
+	spin_lock(&f->threads_lock);
+	list_for_each_entry(t, &f->threads, node) {
+		if (bts_thread_readable(f, t)) {
+			ret = true;
+			break;
+		}
+	}
+	spin_unlock(&f->threads_lock);
+	return ret;
+}
+
+/* Every traced thread is done: no record will come.  Context: any. */
+static bool bts_finished(struct bts_file *f)
+{
+	struct bts_thread *t;
+	bool ret;
+
+	/* Pairs with smp_store_release() in bts_ioctl_attach(). */
+	if (!smp_load_acquire(&f->attached))
+		return false;
+	ret = true;
+	spin_lock(&f->threads_lock);
+	list_for_each_entry(t, &f->threads, node) {
+		if (!t->done) {
+			ret = false;
+			break;
+		}
+	}
+	spin_unlock(&f->threads_lock);
+	return ret;
+}
+
+/* A read in progress: where it copies to, and how much room is left. */
+struct bts_reader {
+	struct bts_record __user	*buf;
+	size_t				room;
+	size_t				copied;
+};
+
+static int bts_put(struct bts_reader *r, const struct bts_record *recs,
+		   size_t nr)
+{
+	if (copy_to_user(r->buf + r->copied, recs, nr * sizeof(*recs)))
+		return -EFAULT;
+	r->copied += nr;
+	r->room -= nr;
+	return 0;
+}
+
+static int bts_put_thread(struct bts_reader *r, struct bts_thread *t,
+			  enum bts_thread_event event)
+{
+	struct bts_record rec = {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_THREAD, event),
+		.to	= t->tid,
+		.flags	= t->tgid,
+	};
+
+	return bts_put(r, &rec, 1);
+}
+
+/*
+ * The THREAD record that says whose records follow, unless the reader
+ * knows.  Return: whether there is room left for them, or an error.
+ */
+static int bts_put_header(struct bts_file *f, struct bts_reader *r,
+			  struct bts_thread *t)
+{
+	int ret;
+
+	if (f->reading == t && t->announced)
+		return r->room > 0;
+	if (r->room < 2)
+		return 0;
+	bts_thread_ids(t);
+	ret = bts_put_thread(r, t, t->announced ? BTS_THREAD_RECORDS :
+			     BTS_THREAD_NEW);
+	if (ret)
+		return ret;
+	t->announced = true;
+	f->reading = t;
+	return 1;
+}
+
+/*
+ * Continuous mode: the records @t's stream holds now.  They are taken
+ * before the THREAD record goes out: only a thread with records has
+ * surely run, and has its ids.
+ */
+static int bts_read_stream(struct bts_file *f, struct bts_reader *r,
+			   struct bts_thread *t)
+{
+	size_t want;
+	u32 got;
+	int ret;
+
+	for (;;) {
+		want = r->room;
+		if (f->reading != t || !t->announced)
+			want = want < 2 ? 0 : want - 1;
+		if (!want)
+			return 0;
+		got = ds_consume_bts(t->consumer, f->bounce,
+				     min_t(size_t, want, BTS_DEV_BOUNCE));
+		if (!got)
+			return 0;
+		ret = bts_put_header(f, r, t);
+		if (ret >= 0)
+			ret = bts_put(r, f->bounce, got);
+		if (ret)
+			return ret;
+	}
+}
+
+/* Ring mode: the snapshot, once taken. */
+static int bts_read_snapshot(struct bts_file *f, struct bts_reader *r,
+			     struct bts_thread *t)
+{
+	size_t nr;
+	int ret;
+
+	if (t->read_last == t->nr_last)
+		return 0;
+	ret = bts_put_header(f, r, t);
+	if (ret <= 0)
+		return ret;
+	nr = min_t(size_t, r->room, t->nr_last - t->read_last);
+	ret = bts_put(r, t->last + t->read_last, nr);
+	if (ret)
+		return ret;
+	t->read_last += nr;
+	return 0;
+}
+
+/*
+ * Read what @t has.  A thread that exited, or was detached from, and has
+ * nothing left is done: its consumer is released, and for an exit the
+ * reader gets a BTS_THREAD_EXIT record.
+ * Context: the file's lock.
+ */
+static int bts_read_thread(struct bts_file *f, struct bts_reader *r,
+			   struct bts_thread *t)
+{
+	bool exited, ended, ready;
+	int ret;
+
+	spin_lock(&f->threads_lock);
+	exited = t->exited;
+	ended = exited || t->detached;
+	ready = t->snapshot_ready;
+	spin_unlock(&f->threads_lock);
+
+	if (f->attach.mode == BTS_MODE_RING)
+		ret = ready ? bts_read_snapshot(f, r, t) : 0;
+	else
+		ret = t->consumer ? bts_read_stream(f, r, t) : 0;
+	if (ret || !ended)
+		return ret;
+
+	/* Is everything read? */
+	if (f->attach.mode == BTS_MODE_RING) {
+		if (!ready || t->read_last < t->nr_last)
+			return 0;
+	} else if (t->consumer) {
+		struct ds_bts_status st;
+
+		ds_bts_status(t->consumer, &st);
+		if (st.pending)
+			return 0;
+	}
+	/* A thread that never ran (its clone failed) leaves no trace. */
+	if (exited && t->tid) {
+		if (r->room < 1 + !t->announced)
+			return 0;
+		if (!t->announced) {
+			ret = bts_put_header(f, r, t);
+			if (ret < 0)
+				return ret;
+		}
+		ret = bts_put_thread(r, t, BTS_THREAD_EXIT);
+		if (ret)
+			return ret;
+		f->reading = NULL;
+	}
+	bts_thread_release(f, t);
+	t->done = true;
+	return 0;
+}
+
+/*
+ * Fill the reader's buffer from every thread in turn, starting after the
+ * thread the last read ended with, so that no busy thread starves the
+ * others.  Context: the file's lock.
+ */
+static int bts_read_threads(struct bts_file *f, struct bts_reader *r)
+{
+	struct bts_thread *t, *start = f->reading;
+	bool wrapped = false;
+	int ret;
+
+	spin_lock(&f->threads_lock);
+	t = list_first_entry_or_null(&f->threads, struct bts_thread, node);
+	if (start && !start->done)
+		t = start;
+	spin_unlock(&f->threads_lock);
+
+	while (t && r->room) {
+		if (!t->done) {
+			ret = bts_read_thread(f, r, t);
+			if (ret)
+				return ret;
+		}
+		/* Threads are only added, at the tail, while the file lives. */
+		spin_lock(&f->threads_lock);
+		if (list_is_last(&t->node, &f->threads)) {
+			t = wrapped || !start ? NULL :
+			    list_first_entry(&f->threads, struct bts_thread,
+					     node);
+			wrapped = true;
+		} else {
+			t = list_next_entry(t, node);
+		}
+		spin_unlock(&f->threads_lock);
+		if (wrapped && t == start)
+			break;
+	}
+	return 0;
+}
+
+static ssize_t bts_dev_read(struct file *file, char __user *buf, size_t len,
+			    loff_t *ppos)
+{
+	struct bts_file *f = file->private_data;
+	struct bts_reader r = {
+		.buf	= (struct bts_record __user *)buf,
+		.room	= len / sizeof(struct bts_record),
+	};
+	int ret;
+
+	if (!r.room)
+		return -EINVAL;
+	for (;;) {
+		if (mutex_lock_interruptible(&f->lock))
+			return -ERESTARTSYS;
+		if (!f->attached) {
+			mutex_unlock(&f->lock);
+			return -EINVAL;
+		}
+		ret = bts_read_threads(f, &r);
+		mutex_unlock(&f->lock);
+		/* Records copied before a fault are the caller's. */
+		if (r.copied)
+			return r.copied * sizeof(struct bts_record);
+		if (ret)
+			return ret;
+		if (bts_finished(f))
+			return 0;
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		if (wait_event_interruptible(f->wait, bts_readable(f) ||
+					     bts_finished(f)))
+			return -ERESTARTSYS;
+	}
+}
+
+static __poll_t bts_dev_poll(struct file *file, poll_table *pt)
+{
+	struct bts_file *f = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &f->wait, pt);
+	if (bts_readable(f))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (bts_finished(f))
+		mask |= EPOLLHUP;
+	return mask;
+}
+
+static int bts_dev_open(struct inode *inode, struct file *file)
+{
+	struct bts_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+
+	if (!f)
+		return -ENOMEM;
+	f->bounce = kvmalloc_array(BTS_DEV_BOUNCE, sizeof(*f->bounce),
+				   GFP_KERNEL_ACCOUNT);
+	if (!f->bounce) {
+		kfree(f);
+		return -ENOMEM;
+	}
+	mutex_init(&f->lock);
+	spin_lock_init(&f->threads_lock);
+	INIT_LIST_HEAD(&f->threads);
+	init_waitqueue_head(&f->wait);
+	f->ns = get_pid_ns(task_active_pid_ns(current));
+	file->private_data = f;
+	return stream_open(inode, file);
+}
+
+/*
+ * Take the next thread not yet detached from.  Releasing a consumer waits
+ * for its fork callbacks, which may add threads; they are found here too.
+ */
+static struct bts_thread *bts_next_attached(struct bts_file *f)
+{
+	struct bts_thread *t, *found = NULL;
+
+	spin_lock(&f->threads_lock);
+	list_for_each_entry(t, &f->threads, node) {
+		if (!t->detached) {
+			t->detached = true;
+			found = t;
+			break;
+		}
+	}
+	spin_unlock(&f->threads_lock);
+	return found;
+}
+
+/*
+ * Stop tracing: every ring's records are copied, every stream gets what
+ * is still staged, and the threads' records stay readable.
+ * Context: the file's lock.
+ */
+static void bts_detach(struct bts_file *f)
+{
+	struct bts_thread *t;
+	bool exited;
+
+	spin_lock(&f->threads_lock);
+	f->detached = true;
+	spin_unlock(&f->threads_lock);
+	while ((t = bts_next_attached(f))) {
+		spin_lock(&f->threads_lock);
+		exited = t->exited;
+		spin_unlock(&f->threads_lock);
+		if (!t->consumer)
+			continue;
+		if (f->attach.mode == BTS_MODE_RING) {
+			bts_thread_snapshot(t, t->consumer);
+			bts_thread_release(f, t);
+		} else if (!exited) {
+			/* What is still staged comes to the stream now. */
+			ds_suspend_bts(t->consumer);
+		}
+	}
+	wake_up(&f->wait);
+}
+
+static int bts_dev_release(struct inode *inode, struct file *file)
+{
+	struct bts_file *f = file->private_data;
+	struct bts_thread *t;
+
+	mutex_lock(&f->lock);
+	spin_lock(&f->threads_lock);
+	f->detached = true;
+	spin_unlock(&f->threads_lock);
+	/* Fork callbacks under way may still add threads: take them too. */
+	while ((t = bts_next_attached(f)))
+		bts_thread_release(f, t);
+	/* Those detached before: no callback adds a thread any more. */
+	list_for_each_entry(t, &f->threads, node)
+		bts_thread_release(f, t);
+	mutex_unlock(&f->lock);
+
+	while ((t = list_first_entry_or_null(&f->threads, struct bts_thread,
+					     node))) {
+		list_del(&t->node);
+		bts_thread_free(t);
+	}
+	put_pid_ns(f->ns);
+	kvfree(f->bounce);
+	kfree(f);
+	return 0;
+}
+
+static int bts_check_attach(const struct bts_attach *a)
+{
+	if (a->flags & ~(BTS_ATTACH_INHERIT | BTS_ATTACH_LOSSLESS))
+		return -EINVAL;
+	if (a->mode != BTS_MODE_CONTINUOUS && a->mode != BTS_MODE_RING)
+		return -EINVAL;
+	if ((a->flags & BTS_ATTACH_LOSSLESS) && a->mode != BTS_MODE_CONTINUOUS)
+		return -EINVAL;
+	if (a->nr_records > BTS_MAX_RECORDS || a->reserved)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Trace the thread @a names, if the caller may ptrace it.  The check and
+ * the request hold off a set-user-ID exec of the thread, whose trace ends
+ * there (begin_new_exec()), so that what is traced is what was checked.
+ */
+static int bts_attach_task(struct bts_file *f, struct task_struct *task)
+{
+	struct ds_bts_config cfg = {
+		.task		= task,
+		.priv		= DS_PRIV_USER,
+		.mode		= f->attach.mode == BTS_MODE_RING ?
+				  DS_MODE_RING : DS_MODE_CONTINUOUS,
+		/* The layer needs two; a ring of one shows its last. */
+		.nr_records	= max(f->attach.nr_records, 2U),
+		.ops		= &bts_dev_ops,
+	};
+	struct ds_consumer *c;
+	struct bts_thread *t;
+	int ret;
+
+	if (f->attach.flags & BTS_ATTACH_INHERIT)
+		cfg.flags |= DS_BTS_INHERIT;
+	if (f->attach.flags & BTS_ATTACH_LOSSLESS)
+		cfg.flags |= DS_BTS_LOSSLESS;
+	/* Kernel threads never run in user mode. */
+	if (task->flags & PF_KTHREAD)
+		return -EINVAL;
+
+	t = bts_thread_new(f, task);
+	if (!t)
+		return -ENOMEM;
+	cfg.data = t;
+	ret = down_read_interruptible(&task->signal->exec_update_lock);
+	if (ret)
+		goto free;
+	ret = -EPERM;
+	if (!ptrace_may_access(task, PTRACE_MODE_ATTACH_REALCREDS))
+		goto unlock;
+	/* Callbacks may run once the consumer exists: publish @t first. */
+	spin_lock(&f->threads_lock);
+	list_add_tail(&t->node, &f->threads);
+	spin_unlock(&f->threads_lock);
+	c = ds_request_bts(&cfg);
+	if (IS_ERR(c)) {
+		ret = PTR_ERR(c) == -EOPNOTSUPP ? -ENODEV : PTR_ERR(c);
+		spin_lock(&f->threads_lock);
+		list_del(&t->node);
+		spin_unlock(&f->threads_lock);
+		goto unlock;
+	}
+	spin_lock(&f->threads_lock);
+	t->consumer = c;
+	spin_unlock(&f->threads_lock);
+	bts_thread_ids(t);
+	up_read(&task->signal->exec_update_lock);
+	return 0;
+
+unlock:
+	up_read(&task->signal->exec_update_lock);
+free:
+	bts_thread_free(t);
+	return ret;
+}
+
+static long bts_ioctl_attach(struct bts_file *f,
+			     struct bts_attach __user *uattach)
+{
+	struct task_struct *task;
+	struct bts_attach a;
+	u32 size;
+	int ret;
+
+	if (get_user(size, &uattach->size))
+		return -EFAULT;
+	if (size < BTS_ATTACH_SIZE_VER0)
+		return -EINVAL;
+	ret = copy_struct_from_user(&a, sizeof(a), uattach, size);
+	if (ret)
+		return ret == -E2BIG ? -EINVAL : ret;
+	ret = bts_check_attach(&a);
+	if (ret)
+		return ret;
+	if (!a.nr_records)
+		a.nr_records = BTS_DEFAULT_RECORDS;
+
+	task = find_get_task_by_vpid(a.pid);
+	if (!task)
+		return -ESRCH;
+	mutex_lock(&f->lock);
+	if (f->attached) {
+		ret = -EBUSY;
+	} else {
+		f->attach = a;
+		ret = bts_attach_task(f, task);
+		if (!ret) {
+			/*
+			 * Pollers see the thread listed once they see the
+			 * flag.  Pairs with smp_load_acquire() in
+			 * bts_finished().
+			 */
+			smp_store_release(&f->attached, true);
+		}
+	}
+	mutex_unlock(&f->lock);
+	put_task_struct(task);
+	return ret;
+}
+
+static long bts_ioctl_status(struct bts_file *f,
+			     struct bts_status __user *ustatus)
+{
+	struct bts_status st = { };
+	struct ds_bts_status ds;
+	struct bts_thread *t;
+	u32 size;
+
+	if (get_user(size, &ustatus->size))
+		return -EFAULT;
+	if (size < BTS_STATUS_SIZE_VER0)
+		return -EINVAL;
+	size = min_t(u32, size, sizeof(st));
+
+	mutex_lock(&f->lock);
+	st.records = f->released.produced;
+	st.lost = f->released.lost;
+	st.throttled = f->released.throttled;
+	spin_lock(&f->threads_lock);
+	list_for_each_entry(t, &f->threads, node) {
+		st.threads++;
+		if (!t->exited)
+			st.live++;
+		if (!t->consumer)
+			continue;
+		ds_bts_status(t->consumer, &ds);
+		st.records += ds.produced;
+		st.lost += ds.lost;
+		st.throttled += ds.throttled;
+	}
+	st.untraced = f->untraced;
+	spin_unlock(&f->threads_lock);
+	mutex_unlock(&f->lock);
+
+	st.size = size;
+	return copy_to_user(ustatus, &st, size) ? -EFAULT : 0;
+}
+
+static long bts_dev_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	struct bts_file *f = file->private_data;
+
+	switch (cmd) {
+	case BTS_IOC_ATTACH:
+		return bts_ioctl_attach(f, (void __user *)arg);
+	case BTS_IOC_STATUS:
+		return bts_ioctl_status(f, (void __user *)arg);
+	case BTS_IOC_DETACH:
+		if (arg)
+			return -EINVAL;
+		mutex_lock(&f->lock);
+		if (f->attached)
+			bts_detach(f);
+		mutex_unlock(&f->lock);
+		return f->attached ? 0 : -EINVAL;
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations bts_dev_fops = {
+	.owner		= THIS_MODULE,
+	.open		= bts_dev_open,
+	.release	= bts_dev_release,
+	.read		= bts_dev_read,
+	.poll		= bts_dev_poll,
+	.unlocked_ioctl	= bts_dev_ioctl,
+	/* The structs and records have one layout for 32 and 64 bits. */
+	.compat_ioctl	= compat_ptr_ioctl,
+};
+
+/* Anyone may open it: attaching checks the right to ptrace the thread. */
+static struct miscdevice bts_dev = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "bts",
+	.fops	= &bts_dev_fops,
+	.mode	= 0666,
+};
+
+/* Without BTS there is no device, so tools can tell at open(). */
+static int __init bts_dev_init(void)
+{
+	if (!ds_bts_available())
+		return 0;
+	return misc_register(&bts_dev);
+}
+device_initcall(bts_dev_init);
