@@ -406,6 +406,7 @@ static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
 	const struct bts_record *recs;
 	unsigned int i, n;
+	bool overran;
 	u32 nr;
 
 	if (!dc->armed)
@@ -417,12 +418,14 @@ static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
 	if (READ_ONCE(dc->ds->bts_index) >= dc->ds->bts_interrupt_threshold)
 		dc->pmi_owed = true;
 	nr = ds_staging_take(&dc->staging, (struct ds_bts_area *)dc->ds,
-			     &recs);
+			     &recs, &overran);
 	/* Even without records: a stream may owe a loss record. */
 	n = ds_streams(dc, task, cons);
 	for (i = 0; i < n; i++)
 		streams[i] = &cons[i]->stream;
 	ds_splay(recs, nr, streams, n, ds_classify_entry);
+	if (unlikely(overran))
+		ds_splay_overrun(streams, n);
 	ds_produced(cons, n);
 }
 
@@ -510,20 +513,37 @@ static void ds_unhold(struct ds_cpu *dc, u64 bits)
  * consumers is not re-evaluated here: code the NMI interrupted may be in
  * the middle of its own read-modify-write of DEBUGCTL, which must find the
  * bits as it read them.
+ *
+ * The threshold PMI drains in the first handler: nmi_handle() times each
+ * handler and formats a report of a slow one (a long drain under
+ * emulation, or with many consumers) right after it returns, which after
+ * the last handler would be traced, with NMIs blocked, past the slack.
  */
 static int ds_nmi_first(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_bts_area *hw;
 
 	/* Paused: whoever paused drains and restarts. */
 	if (!dc->armed || dc->pause)
 		return NMI_DONE;
 	dc->nmi_bits = ds_hold(dc);
 	dc->nmi_paused = true;
-	return NMI_DONE;
+	hw = (struct ds_bts_area *)dc->ds;
+	if (READ_ONCE(hw->index) < READ_ONCE(hw->threshold) && !dc->pmi_owed)
+		return NMI_DONE;
+	/*
+	 * In __switch_to() before __ds_switch_to() the records are the
+	 * previous task's, which __ds_switch_to() drains.
+	 */
+	if (dc->owner == current)
+		ds_drain(dc, current);
+	/* Ours, even if a drain beat it to the records: nothing is owed. */
+	dc->pmi_owed = false;
+	return NMI_HANDLED;
 }
 
-/* The threshold PMI: drain into the owner's and the CPU's streams. */
+/* Unmask the PMI and restart the hardware, or claim a PMI for a pauser. */
 static int ds_nmi_last(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
@@ -534,23 +554,18 @@ static int ds_nmi_last(unsigned int cmd, struct pt_regs *regs)
 		return NMI_DONE;
 	/* The LVT entry masks itself on delivery (SDM Vol. 3B 18.4.9.3). */
 	apic_write(APIC_LVTPC, APIC_DM_NMI);
+	if (dc->nmi_paused) {
+		dc->nmi_paused = false;
+		ds_unhold(dc, dc->nmi_bits);
+		return NMI_DONE;
+	}
+	/* ds_nmi_first() left it to whoever paused, who drains. */
 	hw = (struct ds_bts_area *)dc->ds;
 	if (READ_ONCE(hw->index) >= READ_ONCE(hw->threshold) ||
 	    dc->pmi_owed) {
-		/* Ours, even if a drain beat it to the records. */
 		dc->pmi_owed = false;
 		ret = NMI_HANDLED;
 	}
-	if (!dc->nmi_paused)
-		return ret;
-	/*
-	 * In __switch_to() before __ds_switch_to() the records are the
-	 * previous task's, which __ds_switch_to() drains.
-	 */
-	if (ret == NMI_HANDLED && dc->owner == current)
-		ds_drain(dc, current);
-	dc->nmi_paused = false;
-	ds_unhold(dc, dc->nmi_bits);
 	return ret;
 }
 

@@ -348,6 +348,28 @@ void ds_stream_append(struct ds_stream *s, const struct bts_record *rec)
 }
 
 /**
+ * ds_splay_overrun() - tell streams that the hardware dropped records
+ * @streams: the streams the batch was splayed to
+ * @n:       how many
+ *
+ * After a batch that ds_staging_take() found overrun: the dropped records
+ * came after the batch, and may have been of any privilege, so every
+ * stream gets a BTS_LOST_OVERRUN record.
+ *
+ * Context: the streams' producer (interrupts off or NMI).
+ */
+void ds_splay_overrun(struct ds_stream **streams, unsigned int n)
+{
+	const struct bts_record lost = {
+		.from = BTS_PSEUDO(BTS_PSEUDO_LOST, BTS_LOST_OVERRUN),
+	};
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ds_stream_append(streams[i], &lost);
+}
+
+/**
  * ds_stream_swap() - give a continuous stream new storage, taking the old
  * @s:     the stream
  * @buf:   storage for @s->size records
@@ -417,9 +439,12 @@ void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw)
 
 /**
  * ds_staging_take() - take the records of the active sub-buffer
- * @st:   the staging buffer
- * @hw:   the BTS fields of the DS save area
- * @recs: set to the first record taken
+ * @st:      the staging buffer
+ * @hw:      the BTS fields of the DS save area
+ * @recs:    set to the first record taken
+ * @overran: set when the sub-buffer is full: the threshold interrupt came
+ *	     later than the slack allows, and the hardware dropped what
+ *	     came after the last record (ds_splay_overrun())
  *
  * Swaps the hardware over to the spare sub-buffer, so the records stay
  * valid while the caller splays them even if tracing resumes, until the
@@ -429,11 +454,18 @@ void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw)
  * Return: the number of records at @recs.
  */
 u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
-		    const struct bts_record **recs)
+		    const struct bts_record **recs, bool *overran)
 {
 	u64 rec = sizeof(struct bts_record);
 	u64 index = min(hw->index, hw->max);
 	u32 nr = 0;
+
+	/*
+	 * A full sub-buffer may also have been filled exactly by its last
+	 * record; a drain comes through code that branches, though, and
+	 * that record was dropped.
+	 */
+	*overran = hw->index >= hw->max;
 
 	/* An index outside our sub-buffer means someone else programmed it. */
 	if (!WARN_ON_ONCE(hw->base != (u64)(unsigned long)

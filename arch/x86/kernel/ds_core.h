@@ -124,7 +124,7 @@ void ds_staging_init(struct ds_staging *st, struct bts_record *buf, u32 nr,
 		     u32 slack);
 void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw);
 u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
-		    const struct bts_record **recs);
+		    const struct bts_record **recs, bool *overran);
 void ds_staging_arm_ring(const struct ds_staging *st, struct ds_bts_area *hw);
 void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
 			  const struct bts_record *segs[2], u32 nrs[2]);
@@ -143,6 +143,7 @@ u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n);
 u32 ds_stream_pending(const struct ds_stream *s);
 void ds_stream_append(struct ds_stream *s, const struct bts_record *rec);
+void ds_splay_overrun(struct ds_stream **streams, unsigned int n);
 struct bts_record *ds_stream_swap(struct ds_stream *s, struct bts_record *buf,
 				  u32 *first, u32 *count);
 

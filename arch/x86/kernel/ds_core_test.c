@@ -670,6 +670,7 @@ struct ds_test_consumer {
  * @got:	what each consumer read, @n_got records of it
  * @n_got:	records in @got
  * @taken:	records ds_staging_take() returned, in all
+ * @overruns:	takes that found the sub-buffer full
  * @staging:	storage of @st: 2 * DS_TEST_NR_MAX records
  * @trace:	the synthetic trace: DS_TEST_TRACE_MAX records
  * @ref:	the reference stream: DS_TEST_WHOLE records
@@ -691,6 +692,7 @@ struct ds_test_rig {
 	struct bts_record		*got[DS_TEST_CONSUMERS];
 	u32				n_got[DS_TEST_CONSUMERS];
 	u32				taken;
+	u32				overruns;
 	struct bts_record		*staging;
 	struct bts_record		*trace;
 	struct bts_record		*ref;
@@ -744,6 +746,7 @@ static void ds_test_rig_start(struct ds_test_rig *rig,
 	rig->con = con;
 	rig->nr_con = nr_con;
 	rig->taken = 0;
+	rig->overruns = 0;
 	for (i = 0; i < nr_con; i++) {
 		ds_stream_init(&rig->s[i], rig->buf[i], con[i].size,
 			       con[i].priv, con[i].read == DS_TEST_LAST ?
@@ -803,13 +806,17 @@ static void ds_test_drain(struct ds_test_rig *rig)
 {
 	const struct bts_record *recs;
 	u64 ctl = rig->cpu.debugctl;
+	bool overran;
 	u32 n;
 
 	ds_test_wrmsr(&rig->cpu, ctl & ~DS_TEST_ON);
-	n = ds_staging_take(&rig->st, &rig->cpu.hw, &recs);
+	n = ds_staging_take(&rig->st, &rig->cpu.hw, &recs, &overran);
 	ds_test_wrmsr(&rig->cpu, ctl);
 	rig->taken += n;
+	rig->overruns += overran;
 	ds_splay(recs, n, rig->streams, rig->nr_con, ds_test_classify);
+	if (overran)
+		ds_splay_overrun(rig->streams, rig->nr_con);
 	ds_test_rig_read(rig, DS_TEST_EACH_DRAIN);
 }
 
@@ -1206,6 +1213,7 @@ static void ds_test_staging_halves(struct kunit *test)
 		const struct bts_record *recs = NULL;
 		struct ds_bts_area hw = {};
 		struct ds_staging st;
+		bool overran;
 		u32 n;
 
 		ds_staging_init(&st, buf, nr, DS_STAGING_SLACK);
@@ -1224,7 +1232,10 @@ static void ds_test_staging_halves(struct kunit *test)
 					    "sub %u, half %u: threshold", nr,
 					    half);
 			/* Nothing written: nothing taken, halves swapped. */
-			n = ds_staging_take(&st, &hw, &recs);
+			n = ds_staging_take(&st, &hw, &recs, &overran);
+			KUNIT_EXPECT_TRUE_MSG(test, !overran,
+					      "sub %u, half %u: empty overran",
+					      nr, half);
 			KUNIT_EXPECT_EQ_MSG(test, n, 0,
 					    "sub %u, half %u: empty take", nr,
 					    half);
@@ -1238,12 +1249,15 @@ static void ds_test_staging_halves(struct kunit *test)
 
 		/* Whatever the hardware wrote, up to the end at most. */
 		hw.index += 3 * rec;
-		n = ds_staging_take(&st, &hw, &recs);
+		n = ds_staging_take(&st, &hw, &recs, &overran);
 		KUNIT_EXPECT_EQ_MSG(test, n, 3, "sub %u: 3 written", nr);
+		KUNIT_EXPECT_TRUE_MSG(test, !overran, "sub %u: 3 overran", nr);
 		KUNIT_EXPECT_TRUE_MSG(test, recs == buf, "sub %u: half 0", nr);
 		hw.index = hw.max + rec;
-		n = ds_staging_take(&st, &hw, &recs);
+		n = ds_staging_take(&st, &hw, &recs, &overran);
 		KUNIT_EXPECT_EQ_MSG(test, n, nr, "sub %u: index past max", nr);
+		KUNIT_EXPECT_TRUE_MSG(test, overran, "sub %u: full, not overran",
+				      nr);
 		KUNIT_EXPECT_TRUE_MSG(test, recs == buf + nr, "sub %u: half 1",
 				      nr);
 		KUNIT_EXPECT_EQ_MSG(test, hw.base, ds_test_addr(buf),
@@ -1485,8 +1499,9 @@ static void ds_test_hw_pmi_count(struct kunit *test)
 		{ { DS_PRIV_USER, DS_TEST_AT_END, DS_TEST_WHOLE },
 		  { DS_PRIV_USER, DS_TEST_LAST, 20 } },
 	};
+	/* Later than this, the sub-buffer fills: ds_test_hw_late_pmi(). */
 	static const u32 delays[] = {
-		0, 1, DS_STAGING_SLACK / 2, DS_STAGING_SLACK
+		0, 1, DS_STAGING_SLACK / 2, DS_STAGING_SLACK - 1
 	};
 	struct ds_test_rig *rig = ds_test_rig_alloc(test);
 	unsigned int set, sub, d, len;
@@ -1501,10 +1516,13 @@ static void ds_test_hw_pmi_count(struct kunit *test)
 }
 
 /*
- * A PMI handled later than DS_STAGING_SLACK records: the hardware drops
- * what does not fit, and the streams hold what it kept, exactly.
+ * A PMI handled DS_STAGING_SLACK records late or later: the sub-buffer
+ * fills, and the hardware drops what does not fit.  The streams hold what
+ * it kept, exactly, and a BTS_LOST_OVERRUN record where each full
+ * sub-buffer ended; the take cannot tell whether a record came after the
+ * last that fit (exactly DS_STAGING_SLACK late, none did).
  */
-static void ds_test_hw_late_pmi_drops(struct kunit *test)
+static void ds_test_hw_late_pmi(struct kunit *test)
 {
 	static const struct ds_test_consumer con[] = {
 		{ DS_PRIV_ALL, DS_TEST_AT_END, DS_TEST_WHOLE },
@@ -1513,15 +1531,27 @@ static void ds_test_hw_late_pmi_drops(struct kunit *test)
 		{ DS_PRIV_KERNEL, DS_TEST_AT_END, 30 },
 	};
 	static const u32 delays[] = {
-		DS_STAGING_SLACK + 1, DS_STAGING_SLACK + 5, 3 * DS_STAGING_SLACK
+		DS_STAGING_SLACK, DS_STAGING_SLACK + 1, DS_STAGING_SLACK + 5,
+		3 * DS_STAGING_SLACK
 	};
 	static const u32 subs[] = { DS_STAGING_SLACK + 1, 40 };
+	const struct bts_record overrun = {
+		.from = BTS_PSEUDO(BTS_PSEUDO_LOST, BTS_LOST_OVERRUN),
+	};
 	struct ds_test_rig *rig = ds_test_rig_alloc(test);
 	struct bts_record *kept = ds_test_records(test, DS_TEST_TRACE_MAX);
-	const u32 nr = DS_TEST_TRACE_MAX - 3;
-	unsigned int sub, d, i, n_kept;
+	u32 *cuts = kunit_kcalloc(test, DS_TEST_TRACE_MAX, sizeof(*cuts),
+				  GFP_KERNEL);
+	u32 *pos = kunit_kcalloc(test, DS_TEST_TRACE_MAX, sizeof(*pos),
+				 GFP_KERNEL);
+	/* Room in DS_TEST_WHOLE for the records and an overrun each 17. */
+	const u32 nr = DS_TEST_TRACE_MAX * 7 / 8;
+	unsigned int sub, d, i, j, at, n_kept, n_cuts;
 	char what[64];
+	u32 n;
 
+	KUNIT_ASSERT_NOT_NULL(test, cuts);
+	KUNIT_ASSERT_NOT_NULL(test, pos);
 	for (sub = 0; sub < ARRAY_SIZE(subs); sub++) {
 		for (d = 0; d < ARRAY_SIZE(delays); d++) {
 			u32 c = subs[sub] - DS_STAGING_SLACK + delays[d];
@@ -1535,14 +1565,41 @@ static void ds_test_hw_late_pmi_drops(struct kunit *test)
 				 delays[d]);
 			ds_test_hw_run(rig, con, ARRAY_SIZE(con), true,
 				       subs[sub], delays[d], nr, what);
-			KUNIT_EXPECT_GT_MSG(test, rig->cpu.dropped, 0,
+			KUNIT_EXPECT_EQ_MSG(test, rig->cpu.dropped > 0,
+					    delays[d] > DS_STAGING_SLACK,
 					    "%s: records dropped", what);
 
-			/* Of every c records, the first nr_sub fit. */
-			for (i = 0, n_kept = 0; i < nr; i++)
+			/*
+			 * Of every c records, the first nr_sub fit; the
+			 * take after the last of them finds the sub-buffer
+			 * full.
+			 */
+			for (i = 0, n_kept = 0, n_cuts = 0; i < nr; i++) {
 				if (i % c < subs[sub])
 					kept[n_kept++] = rig->trace[i];
-			ds_test_rig_check(rig, kept, n_kept, what);
+				if (i % c == subs[sub] - 1)
+					cuts[n_cuts++] = n_kept;
+			}
+			KUNIT_EXPECT_EQ_MSG(test, rig->overruns, n_cuts,
+					    "%s: overruns found", what);
+			for (i = 0; i < rig->nr_con; i++) {
+				/* Where each cut falls in the stream. */
+				for (j = 0; j < n_cuts; j++)
+					pos[j] = ds_test_expected(rig,
+								  con[i].priv,
+								  kept, cuts[j],
+								  rig->want) + j;
+				n = ds_test_expected(rig, con[i].priv, kept,
+						     n_kept, rig->want);
+				for (j = 0; j < n_cuts; j++, n++) {
+					for (at = n; at > pos[j]; at--)
+						rig->want[at] =
+							rig->want[at - 1];
+					rig->want[pos[j]] = overrun;
+				}
+				ds_test_expect_consumer(rig, i, rig->want, n,
+							what);
+			}
 		}
 	}
 }
@@ -1814,7 +1871,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_hw_two_consumers),
 	KUNIT_CASE(ds_test_hw_many_consumers),
 	KUNIT_CASE(ds_test_hw_pmi_count),
-	KUNIT_CASE(ds_test_hw_late_pmi_drops),
+	KUNIT_CASE(ds_test_hw_late_pmi),
 	KUNIT_CASE(ds_test_hw_marker_between_batches),
 	KUNIT_CASE(ds_test_hw_ring),
 	KUNIT_CASE(ds_test_ring_index_at_max),

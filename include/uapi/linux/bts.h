@@ -58,7 +58,10 @@ struct bts_record {
  *	mode.  @to is the kernel address execution re-entered at and @flags
  *	the kernel address that returned to user mode; 0 when not seen.
  * @BTS_PSEUDO_LOST: @to records were lost here: the consumer did not keep
- *	up with a continuous stream.
+ *	up with a continuous stream.  With the argument BTS_LOST_OVERRUN
+ *	instead, the hardware filled its buffer before it could be drained
+ *	and dropped an unknown number of records, of either privilege, at
+ *	this point; @to is 0.
  * @BTS_PSEUDO_MARKER: an event the kernel or an application put into the
  *	trace, after the branches that preceded it.  The argument, @to and
  *	@flags are the marker's (for user_events: the event's id and data).
@@ -92,6 +95,9 @@ enum bts_thread_event {
 	BTS_THREAD_NEW		= 1,
 	BTS_THREAD_EXIT		= 2,
 };
+
+/* The argument of a BTS_PSEUDO_LOST record for a hardware overrun. */
+#define BTS_LOST_OVERRUN	1
 
 /**
  * enum bts_entry_kind - how user mode entered the kernel
