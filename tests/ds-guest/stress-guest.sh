@@ -7,7 +7,9 @@
 # storms of consumers attaching and detaching (small wakeup marks, so
 # overflow callbacks run all the time) race with threads that come and
 # go, a task that execs itself over and over, a shell that forks, perf
-# trying to take the hardware, and CPU 1 going offline and online; then a
+# trying to take the hardware, users of /dev/bts tracing a forking shell
+# (tests/ds-guest/stress-progs/devbts.c), and CPU 1 going offline and
+# online; then a
 # lossless consumer is released while it holds its task back.  Prints
 # TAP.  Kernel reports and leaks are for tests/vm/run to find.
 set -u
@@ -168,6 +170,14 @@ storms+=($!)
 storm u cpu=1 "threads=$threads" &
 storms+=($!)
 
+# Users of /dev/bts trace a shell that forks an exec chain and a second of
+# threads coming and going, each trace ended another way: to the end,
+# detached, or closed early.
+nice -n 19 "$prog/devbts" "$((secs / 2))" \
+	sh -c "$prog/execer 2 && $prog/threads 1 >/dev/null; /bin/true" \
+	>"$tmp/devbts.out" 2>&1 &
+devbts=$!
+
 # perf wants the hardware too.
 (
 	while [ $SECONDS -lt "$end" ]; do
@@ -207,6 +217,8 @@ echo $? >"$tmp/busy.rc"
 echo "release ll" >$D/control
 
 wait "${storms[@]}" $threads $execs $forks $perf $hotplug
+wait $devbts
+echo $? >"$tmp/devbts.rc"
 count() { [ -e "$1" ] && wc -l <"$1" || echo 0; }
 echo "# $(cat "$tmp/threads.out"), $(count "$tmp/execs") exec chains of 21," \
 	"$(count "$tmp/forks") forks, $(count "$tmp/hotplug") CPU 1 offline/online cycles"
@@ -231,6 +243,15 @@ expected_errors()
 }
 check "storms: every attach worked or failed with ESRCH/EBUSY, CPU 1 cycled" \
 	expected_errors
+
+devbts()
+{
+	cat "$tmp/devbts.out"
+	[ "$(cat "$tmp/devbts.rc")" = 0 ] &&
+		grep -q '^[1-9][0-9]* traces' "$tmp/devbts.out"
+}
+check "/dev/bts traces of a forking shell: valid records, lossless lost none" \
+	devbts
 
 lossless()
 {

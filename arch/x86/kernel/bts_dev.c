@@ -362,7 +362,9 @@ static int bts_put_thread(struct bts_reader *r, struct bts_thread *t,
 
 /*
  * The THREAD record that says whose records follow, unless the reader
- * knows.  Return: whether there is room left for them, or an error.
+ * knows.  A read with room for one record gets the header alone, and the
+ * next read the records.  Return: whether there is room left for them,
+ * or an error.
  */
 static int bts_put_header(struct bts_file *f, struct bts_reader *r,
 			  struct bts_thread *t)
@@ -371,7 +373,7 @@ static int bts_put_header(struct bts_file *f, struct bts_reader *r,
 
 	if (f->reading == t && t->announced)
 		return r->room > 0;
-	if (r->room < 2)
+	if (!r->room)
 		return 0;
 	bts_thread_ids(t);
 	ret = bts_put_thread(r, t, t->announced ? BTS_THREAD_RECORDS :
@@ -380,34 +382,33 @@ static int bts_put_header(struct bts_file *f, struct bts_reader *r,
 		return ret;
 	t->announced = true;
 	f->reading = t;
-	return 1;
+	return r->room > 0;
 }
 
 /*
- * Continuous mode: the records @t's stream holds now.  They are taken
- * before the THREAD record goes out: only a thread with records has
- * surely run, and has its ids.
+ * Continuous mode: the records @t's stream holds now.  The THREAD record
+ * goes out only for a thread with records: only such a thread has surely
+ * run, and has its ids.
  */
 static int bts_read_stream(struct bts_file *f, struct bts_reader *r,
 			   struct bts_thread *t)
 {
-	size_t want;
+	struct ds_bts_status st;
 	u32 got;
 	int ret;
 
+	ds_bts_status(t->consumer, &st);
+	if (!st.pending)
+		return 0;
 	for (;;) {
-		want = r->room;
-		if (f->reading != t || !t->announced)
-			want = want < 2 ? 0 : want - 1;
-		if (!want)
-			return 0;
+		ret = bts_put_header(f, r, t);
+		if (ret <= 0)
+			return ret;
 		got = ds_consume_bts(t->consumer, f->bounce,
-				     min_t(size_t, want, BTS_DEV_BOUNCE));
+				     min_t(size_t, r->room, BTS_DEV_BOUNCE));
 		if (!got)
 			return 0;
-		ret = bts_put_header(f, r, t);
-		if (ret >= 0)
-			ret = bts_put(r, f->bounce, got);
+		ret = bts_put(r, f->bounce, got);
 		if (ret)
 			return ret;
 	}
@@ -422,6 +423,7 @@ static int bts_read_snapshot(struct bts_file *f, struct bts_reader *r,
 
 	if (t->read_last == t->nr_last)
 		return 0;
+	/* Like a stream's: only a thread that ran has records. */
 	ret = bts_put_header(f, r, t);
 	if (ret <= 0)
 		return ret;
@@ -471,13 +473,9 @@ static int bts_read_thread(struct bts_file *f, struct bts_reader *r,
 	}
 	/* A thread that never ran (its clone failed) leaves no trace. */
 	if (exited && t->tid) {
-		if (r->room < 1 + !t->announced)
-			return 0;
-		if (!t->announced) {
-			ret = bts_put_header(f, r, t);
-			if (ret < 0)
-				return ret;
-		}
+		ret = t->announced ? r->room > 0 : bts_put_header(f, r, t);
+		if (ret <= 0)
+			return ret;
 		ret = bts_put_thread(r, t, BTS_THREAD_EXIT);
 		if (ret)
 			return ret;
