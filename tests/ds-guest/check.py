@@ -189,8 +189,9 @@ class Classifier:
         return E_UNKNOWN
 
 
-def ref_user(recs, classify, state=None):
-    """The user-only stream of a both-sides stream."""
+def ref_user(recs, classify, state=None, ended=False):
+    """The user-only stream of a both-sides stream; @ended: of a task that
+    exited, whose stream reports a last stretch in the kernel at its end."""
     out = []
     away, away_from, kind = state or (False, 0, E_UNKNOWN)
     for r in recs:
@@ -215,6 +216,8 @@ def ref_user(recs, classify, state=None):
             away = False
         elif not away:
             away, away_from, kind = True, 0, E_UNKNOWN
+    if ended and away:
+        out.append((pseudo(KERNEL, kind), 0, away_from))
     return out
 
 
@@ -417,17 +420,24 @@ class Checks:
             ok = False
         kern = [r for r in u if is_type(r, KERNEL)]
         # Kernel entries: user->kernel records of the all stream.  The
-        # stream starts in the kernel (the exec stop) and ends there
-        # (exit_group): one more stretch at the start, one fewer at the end.
+        # stream starts in the kernel (the exec stop), one more stretch than
+        # entries, and ends there: exit_group, a system call the oracle
+        # does not count (it does not return), closes the stream.
         entries = sum(1 for f, t, _ in real(self.s["t_all"])
                       if not kaddr(f) and kaddr(t))
         self.diag(f"t_user: {len(real(u))} branches, {len(kern)} KERNEL, "
                   f"{entries} kernel entries in t_all")
-        if len(kern) != entries:
+        if len(kern) != entries + 1:
             self.diag(f"t_user: {len(kern)} KERNEL records, {entries} "
                       "kernel entries")
             ok = False
-        sc = [r for r in kern if parg(r[0]) & 0xff == E_SYSCALL]
+        if not kern or kern[-1] != u[-1] or kern[-1][1] != 0 or \
+                parg(kern[-1][0]) & 0xff != E_SYSCALL:
+            self.diag("t_user does not end with the KERNEL record of "
+                      "exit_group (to=0): " + (self.fmt(u[-1]) if u else
+                                               "(empty)"))
+            ok = False
+        sc = [r for r in kern[:-1] if parg(r[0]) & 0xff == E_SYSCALL]
         if len(sc) != int(summ.get("syscalls", -1)):
             self.diag(f"t_user: {len(sc)} system call KERNEL records, the "
                       f"oracle counted {summ.get('syscalls')} system calls")
@@ -438,7 +448,7 @@ class Checks:
                       f"{self.entry:#x}, flags=0): "
                       + (self.fmt(u[0]) if u else "(empty)"))
             ok = False
-        if any(r[1] == 0 or r[2] == 0 for r in kern[1:]):
+        if any(r[1] == 0 or r[2] == 0 for r in kern[1:-1]):
             self.diag("t_user: a KERNEL record missing an address although "
                       "both crossings were recorded")
             ok = False
@@ -450,7 +460,8 @@ class Checks:
             return False
         a = self.s["t_all"]
         ok = self.same("t_user vs ref_user(t_all)", nmi_any(self.s["t_user"]),
-                       nmi_any(ref_user(a, self.classify)), self.prog["work"])
+                       nmi_any(ref_user(a, self.classify, ended=True)),
+                       self.prog["work"])
         ok &= self.same("t_kernel vs ref_kernel(t_all)", self.s["t_kernel"],
                         ref_kernel(a))
         if self.classify.unknown:

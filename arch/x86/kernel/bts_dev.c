@@ -701,6 +701,12 @@ static int bts_attach_task(struct bts_file *f, struct task_struct *task)
 				  DS_MODE_RING : DS_MODE_CONTINUOUS,
 		/* The layer needs two; a ring of one shows its last. */
 		.nr_records	= max(f->attach.nr_records, 2U),
+		/*
+		 * Where user mode resumed after each stretch in the kernel
+		 * (a signal handler, a restarted instruction) is worth the
+		 * kernel's records the software filter then drops.
+		 */
+		.flags		= DS_BTS_CROSSINGS,
 		.ops		= &bts_dev_ops,
 	};
 	struct ds_consumer *c;

@@ -438,8 +438,12 @@ static u64 ds_wanted(struct ds_cpu *dc)
 	if (!dc->armed)
 		return 0;
 	n = ds_streams(dc, current, cons);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		privs |= cons[i]->cfg.priv;
+		/* Both sides recorded, the software filter tells the ends. */
+		if (cons[i]->cfg.flags & DS_BTS_CROSSINGS)
+			privs |= DS_PRIV_ALL;
+	}
 	/* A ring overwrites its oldest record only with BTINT clear. */
 	if (dc->ring)
 		return ds_debugctl_for(privs, ds_hw.ds_cpl) & ~DS_DEBUGCTL_BTINT;
@@ -1010,7 +1014,8 @@ static int ds_check_config(const struct ds_bts_config *cfg)
 		return -EINVAL;
 	if (cfg->mode != DS_MODE_RING && cfg->mode != DS_MODE_CONTINUOUS)
 		return -EINVAL;
-	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED | DS_BTS_INHERIT))
+	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED | DS_BTS_INHERIT |
+			   DS_BTS_CROSSINGS))
 		return -EINVAL;
 	if ((cfg->flags & DS_BTS_INHERIT) &&
 	    (!cfg->task || !cfg->ops || !cfg->ops->task_fork))
@@ -1397,6 +1402,8 @@ void ds_exit_thread(struct task_struct *tsk)
 	for (i = 0; i < set->nr; i++) {
 		struct ds_consumer *c = set->c[i];
 
+		/* No producer is left: the stream may have ended away. */
+		ds_stream_end(&c->stream);
 		WRITE_ONCE(c->quiet, true);
 		if (c->cfg.ops && c->cfg.ops->task_exit)
 			c->cfg.ops->task_exit(c, c->cfg.data);

@@ -348,6 +348,27 @@ void ds_stream_append(struct ds_stream *s, const struct bts_record *rec)
 }
 
 /**
+ * ds_stream_end() - close a stream that gets no more records
+ * @s: the stream
+ *
+ * A stream away on the other side of the privilege boundary gets the
+ * pseudo-record for that time now, with nothing to say where it came
+ * back: its task exited there (exit_group(), a fatal fault), which is
+ * what a trace of a crash is read for.
+ *
+ * Context: the stream's producer, or no producer left.
+ */
+void ds_stream_end(struct ds_stream *s)
+{
+	if (!s->away)
+		return;
+	if (s->priv == DS_PRIV_USER)
+		ds_user_back(s, 0);
+	else if (s->priv == DS_PRIV_KERNEL)
+		ds_kernel_back(s, 0);
+}
+
+/**
  * ds_splay_overrun() - tell streams that the hardware dropped records
  * @streams: the streams the batch was splayed to
  * @n:       how many

@@ -144,6 +144,7 @@ u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n);
 u32 ds_stream_pending(const struct ds_stream *s);
 void ds_stream_append(struct ds_stream *s, const struct bts_record *rec);
 void ds_splay_overrun(struct ds_stream **streams, unsigned int n);
+void ds_stream_end(struct ds_stream *s);
 struct bts_record *ds_stream_swap(struct ds_stream *s, struct bts_record *buf,
 				  u32 *first, u32 *count);
 

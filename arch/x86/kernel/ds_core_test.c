@@ -179,6 +179,37 @@ static void ds_test_user_return_unseen(struct kunit *test)
 }
 
 /*
+ * A task that exits in the kernel (or crashes there) never comes back: the
+ * end of its stream still reports the kernel time, and how it began.
+ */
+static void ds_test_user_ends_in_kernel(struct kunit *test)
+{
+	static const struct bts_record in[] = {
+		REC(U(0x100), U(0x110)),
+		REC(U(0x130), K_PAGE_FAULT),
+		REC(K(0x10), K(0x20)),
+	};
+	static const struct bts_record want[] = {
+		REC(U(0x100), U(0x110)),
+		PSEUDO(BTS_PSEUDO_KERNEL, KIND(BTS_ENTRY_EXCEPTION, 14), 0, U(0x130)),
+	};
+	struct bts_record *buf = ds_test_records(test, DS_TEST_MAX);
+	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
+	struct ds_stream s, *streams[] = { &s };
+	u32 n;
+
+	ds_stream_init(&s, buf, DS_TEST_MAX, DS_PRIV_USER, DS_MODE_CONTINUOUS);
+	ds_splay(in, ARRAY_SIZE(in), streams, 1, ds_test_classify);
+	KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 1,
+			    "the kernel time is held until the return");
+	ds_stream_end(&s);
+	ds_stream_end(&s);
+	n = ds_stream_consume(&s, out, DS_TEST_MAX);
+	ds_test_expect_records(test, "user-only, ends in the kernel", out, n,
+			       want, ARRAY_SIZE(want));
+}
+
+/*
  * With BTS_OFF_USR the hardware does not record entries into the kernel;
  * the next kernel record closes the user time, re-entry address unseen.
  */
@@ -1856,6 +1887,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_user_time_in_kernel),
 	KUNIT_CASE(ds_test_kernel_time_in_user),
 	KUNIT_CASE(ds_test_user_return_unseen),
+	KUNIT_CASE(ds_test_user_ends_in_kernel),
 	KUNIT_CASE(ds_test_kernel_entry_unseen),
 	KUNIT_CASE(ds_test_user_starts_in_kernel),
 	KUNIT_CASE(ds_test_batches_split_anywhere),

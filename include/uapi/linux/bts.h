@@ -215,7 +215,7 @@ struct bts_status {
 #define BTS_IOC_STATUS		_IO(BTS_IOC_MAGIC, 0x02)
 /*
  * Stop tracing every thread; what was recorded stays readable (rings
- * included), then read() returns 0.
+ * included), then read() returns 0.  The argument must be 0.
  */
 #define BTS_IOC_DETACH		_IO(BTS_IOC_MAGIC, 0x03)
 

@@ -70,6 +70,12 @@ struct ds_bts_ops {
 #define DS_BTS_SUSPENDED	BIT(1)
 /* Task scope: trace the threads and processes it creates, see task_fork. */
 #define DS_BTS_INHERIT		BIT(2)
+/*
+ * Both ends of every crossing of the privilege boundary, in the KERNEL and
+ * USER pseudo-records: the hardware records both privilege levels while
+ * the consumer is active, rather than filter the crossings' return half.
+ */
+#define DS_BTS_CROSSINGS	BIT(3)
 
 /**
  * struct ds_bts_config - what a BTS consumer asks for
