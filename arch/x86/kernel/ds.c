@@ -27,6 +27,7 @@
 #include <linux/irq_work.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/nmi.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -43,7 +44,6 @@
 #include <asm/ds.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
-#include <asm/nmi.h>
 #include <asm/perf_event.h>
 #include <asm/proto.h>
 #include <asm/tlbflush.h>

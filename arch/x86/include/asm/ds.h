@@ -20,7 +20,7 @@
 #include <linux/jump_label.h>
 #include <uapi/linux/bts.h>
 #include <asm/cpu_entry_area.h>
-#include <asm/cpufeature.h>
+#include <linux/cpufeature.h>
 #include <asm/ds_types.h>
 #include <asm/msr.h>
 
