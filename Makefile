@@ -56,6 +56,7 @@ bench: kernel qemu
 	@bench/ds-splay.sh
 	@bench/idle-cost.sh
 	@bench/qemu-bts.sh
+	@bench/bts-dump.sh
 
 patches: deps
 	@workbench/patches.sh . $(BUILD)

@@ -3,7 +3,8 @@
 #
 # `make demo`: show what the project does today.  It grows with each
 # capability; for now it boots the test kernel on the emulated Intel CPU
-# with BTS and shows upstream perf and gdb tracing a program's branches.
+# with BTS and shows upstream perf, our bts-dump and gdb tracing a
+# program's branches.
 set -euo pipefail
 
 repo=$(realpath "$(dirname "$0")/..")
@@ -11,6 +12,10 @@ out="$repo/build/demo"
 mkdir -p "$out"
 # The calls test program: recursion and calls through function pointers.
 gcc -static -no-pie -O1 -g -o "$out/calls" "$repo/tests/bts/progs/calls.c"
+# The crash test program: some loop iterations, then a store through NULL.
+gcc -static -no-pie -O1 -g -I"$repo/tests/bts/progs" -o "$out/crash" \
+	"$repo/tests/bts-dump/progs/crash.c"
+make -s -C "$repo/tools/bts-dump"
 
 "$repo/tests/vm/run" --results "$out" -- bash -c '
 	set -e
@@ -26,6 +31,26 @@ gcc -static -no-pie -O1 -g -o "$out/calls" "$repo/tests/bts/progs/calls.c"
 	echo "$(perf script -i /tmp/p.data -F ip | wc -l) branches recorded; the first calls of the program'"'"'s own functions:"
 	perf script -i /tmp/p.data -F ip,addr,sym 2>/dev/null |
 		grep -E " (main|rec|leaf|op_[a-z]+|stop_here)$" | head -12
+	echo
+	PATH="'"$repo"'/tools/bts-dump:$PATH"
+	echo "== bts-dump: every user-mode branch via /dev/bts, symbolized; from the call of main() =="
+	bts-dump -q -- '"$out"'/calls |
+		awk "/ -> 0x[0-9a-f]+ main \\(/ { on = 1 } on && /^0x/ && n++ < 15"
+	echo
+	echo "== bts-dump --calls: the call tree from call/ret, the part under main() =="
+	bts-dump -q --calls -- '"$out"'/calls | awk "/^ *main\$/ { on = 1 } on && n++ < 18"
+	echo
+	echo "== bts-dump --ring 8: keep only the last 8 branches, printed when a NULL store kills the program =="
+	rc=0
+	# The signal report (stderr) after the trace (stdout, printed at exit).
+	bts-dump -q --ring 8 -- '"$out"'/crash 2>/tmp/ring.err || rc=$?
+	cat /tmp/ring.err
+	echo "(exit status $rc: the program'"'"'s, 128 + SIGSEGV)"
+	echo
+	echo "== bts-dump as user nobody: tracing PID 1 needs ptrace permission over it =="
+	rc=0
+	setpriv --reuid=nobody --regid=nogroup --clear-groups bts-dump -p 1 2>&1 || rc=$?
+	echo "(exit status $rc)"
 	echo
 	echo "== gdb: record btrace bts, then the call history of main() =="
 	gdb -nx -batch -ex "set record function-call-history-size unlimited" \

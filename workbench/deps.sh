@@ -17,6 +17,8 @@ packages=(
 	seabios qemu-system-data
 	# guest-side clients and tools: perf, gdb, symbols, instruction decode
 	linux-perf gdb elfutils libdw-dev libcapstone-dev valgrind util-linux
+	# bts-dump's fuzzer (tools/bts-dump/fuzz): clang and its libFuzzer
+	clang libclang-rt-14-dev
 )
 
 src_list=/etc/apt/sources.list.d/bts-workbench-src.sources

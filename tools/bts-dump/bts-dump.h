@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bts-dump: user-only branch traces from /dev/bts, symbolized.
+ *
+ * The tool is a pipeline of chunks: a producer (a live trace, main.c, or
+ * a raw file, raw.c) hands records, /proc/PID/maps snapshots, memory
+ * images and exit statuses to a sink in the order they must be applied,
+ * and the sink either writes them to a raw file (raw.c) or decodes and
+ * prints them (print.c).  A live run and a replay of its raw file feed
+ * the printer the same chunks, so they print the same.
+ */
+#ifndef BTS_DUMP_H
+#define BTS_DUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/bts.h>
+
+typedef __u8 u8;
+typedef __u32 u32;
+typedef __u64 u64;
+
+#define BTS_DUMP_VERSION "1"
+
+/* Where chunks go; each returns 0, or -1 after reporting an error. */
+struct sink {
+	/* Records as read() returned them from one /dev/bts file. */
+	int (*records)(struct sink *s, u32 stream,
+		       const struct bts_record *r, size_t n);
+	/* A snapshot of /proc/PID/maps; @ppid is 0 when unknown. */
+	int (*maps)(struct sink *s, u32 pid, u32 ppid,
+		    const char *text, size_t len);
+	/* Memory of process @pid at @addr: the vDSO image. */
+	int (*memory)(struct sink *s, u32 pid, u64 addr,
+		      const void *data, size_t len);
+	/* How the traced command @cmd ended, as waitpid() reports it. */
+	int (*exit)(struct sink *s, u32 pid, int status,
+		    const char *cmd, size_t len);
+};
+
+/* raw.c */
+struct raw_writer {
+	struct sink sink;
+	FILE *f;
+	const char *name;
+};
+
+int raw_writer_init(struct raw_writer *w, FILE *f, const char *name);
+int raw_read(FILE *f, const char *name, struct sink *s);
+
+/* maps.c: the mappings of one process, every one seen so far */
+struct module;
+
+struct mapping {
+	u64 start;
+	u64 end;
+	u64 offset;
+	u64 inode;
+	u32 dev_major;
+	u32 dev_minor;
+	char perms[5];
+	/* symbols.c has looked for the module of this mapping */
+	bool resolved;
+	char *path;
+	struct module *mod;
+};
+
+struct mapset {
+	struct mapping *v;
+	size_t n;
+};
+
+void mapset_parse(const char *text, size_t len, struct mapset *out);
+bool mapset_merge(struct mapset *ms, struct mapset *snap);
+void mapset_copy(struct mapset *dst, const struct mapset *src);
+const struct mapping *mapset_find(const struct mapset *ms, u64 addr);
+void mapset_free(struct mapset *ms);
+
+/* decode.c: one x86 instruction */
+enum insn_kind {
+	INSN_OTHER,
+	INSN_JUMP,	/* jmp, jcc, loop, jcxz */
+	INSN_CALL,
+	INSN_RET,	/* ret, lret, iret */
+	INSN_SYSCALL,	/* syscall */
+	INSN_SYSENTER,
+	INSN_INT,	/* int n, int3, into, int1 */
+};
+
+enum eax_effect {
+	EAX_NONE,	/* leaves eax alone */
+	EAX_SET,	/* sets it to a known value */
+	EAX_CLOBBER,	/* sets it to something we cannot know */
+};
+
+struct insn {
+	u64 addr;
+	unsigned int len;
+	enum insn_kind kind;
+	int vector;		/* INSN_INT: the vector */
+	bool is64;		/* decoded as 64-bit code */
+	enum eax_effect eax;
+	u64 eax_val;
+	char text[200];		/* AT&T syntax: mnemonic and operands */
+};
+
+int decode_init(void);
+void decode_exit(void);
+bool decode(const unsigned char *code, size_t len, u64 addr, bool is64,
+	    struct insn *out);
+
+/* symbols.c */
+struct addr_info {
+	const char *sym;	/* function, NULL if unknown */
+	u64 sym_off;
+	const char *src;	/* source file's base name, NULL if unknown */
+	int line;
+	const char *mod;	/* mapping's name, NULL if in no mapping */
+	u64 mod_off;
+};
+
+struct proc;
+struct syms;
+
+struct syms *syms_new(void);
+void syms_free(struct syms *st);
+struct proc *proc_get(struct syms *st, u32 pid);
+void proc_add_maps(struct syms *st, struct proc *p, u32 ppid,
+		   const char *text, size_t len);
+void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
+		     const void *data, size_t len);
+const struct addr_info *proc_addr(struct syms *st, struct proc *p,
+				  u64 addr);
+const struct insn *proc_insn(struct syms *st, struct proc *p, u64 addr);
+
+/* print.c: the sink that decodes and prints */
+enum format {
+	FORMAT_TEXT,
+	FORMAT_JSONL,
+	FORMAT_RAW,
+};
+
+struct print_opts {
+	enum format format;
+	bool calls;		/* --calls */
+	bool insn;		/* --insn */
+};
+
+struct printer;
+
+struct printer *printer_new(FILE *out, const struct print_opts *opts);
+struct sink *printer_sink(struct printer *pr);
+int printer_finish(struct printer *pr);
+/* The exit chunk seen, if any: returns false when there was none. */
+bool printer_exit(struct printer *pr, int *status, const char **cmd);
+void printer_free(struct printer *pr);
+
+/* syscalls.c, generated from the kernel headers by gen-syscalls.sh */
+extern const char *const syscalls_64[];
+extern const unsigned int nr_syscalls_64;
+extern const char *const syscalls_32[];
+extern const unsigned int nr_syscalls_32;
+
+/* util.c */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+const char *base_name(const char *path);
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define fallthrough	__attribute__((__fallthrough__))
+
+#endif /* BTS_DUMP_H */

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for `bts-dump -i`: the raw file reader and the printer
+ * it feeds (symbols, decoding, every output format) on arbitrary bytes,
+ * through the very functions bts-dump uses.  fuzz/run builds and runs it.
+ */
+#include <stdlib.h>
+
+#include "../bts-dump.h"
+
+static FILE *devnull;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	devnull = fopen("/dev/null", "w");
+	if (!devnull || decode_init())
+		abort();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
+{
+	static const struct print_opts opts[] = {
+		{ .format = FORMAT_TEXT },
+		{ .format = FORMAT_JSONL },
+		{ .format = FORMAT_TEXT, .calls = true },
+		{ .format = FORMAT_TEXT, .insn = true },
+	};
+	struct printer *pr;
+	size_t i;
+	FILE *in;
+
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		in = fmemopen((void *)data, size, "rb");
+		if (!in)
+			abort();
+		pr = printer_new(devnull, &opts[i]);
+		raw_read(in, "fuzz", printer_sink(pr));
+		printer_finish(pr);
+		printer_free(pr);
+		fclose(in);
+	}
+	return 0;
+}

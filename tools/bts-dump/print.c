@@ -1,0 +1,839 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sink that decodes records and prints them.
+ *
+ * Records come as /dev/bts gives them: runs of one thread's records, each
+ * after a THREAD record, threads interleaved.  Text output follows that
+ * order and starts each run with a "[tid N pid P]" header, so nothing is
+ * buffered however long the trace.  Each thread keeps what decoding needs
+ * across its runs: where its current straight-line block began, the last
+ * few blocks (system call numbers are found by decoding back from the
+ * system call instruction to the "mov $nr, %eax") and, for --calls, its
+ * call depth and function.
+ */
+#include <err.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bts-dump.h"
+
+#define THREAD_HASH	1024
+/* Blocks of each thread kept for finding system call numbers. */
+#define HIST		8
+/* The longest block decoded, in bytes: longer ones are not straight. */
+#define MAX_BLOCK	(64U * 1024)
+/* --calls: indentation stops growing at this depth. */
+#define MAX_INDENT	100
+
+/* Straight-line code [start, end) that ran; end == 0: unknown code. */
+struct block {
+	u64 start;
+	u64 end;
+};
+
+struct thread {
+	u32 tid;
+	u32 pid;
+	struct proc *proc;
+	/* where the current block started; 0 if unknown */
+	u64 at;
+	struct block hist[HIST];
+	unsigned int nhist;
+	unsigned int head;
+	/* --calls */
+	int depth;
+	char *func;
+	struct thread *next;
+};
+
+struct stream {
+	u32 id;
+	struct thread *t;
+};
+
+struct printer {
+	struct sink sink;
+	FILE *out;
+	struct print_opts opts;
+	struct syms *syms;
+	struct thread *threads[THREAD_HASH];
+	struct stream *streams;
+	size_t nstreams;
+	/* the thread whose header was printed last */
+	const struct thread *shown;
+	bool have_exit;
+	int exit_status;
+	char *exit_cmd;
+};
+
+/* How execution went on after a stretch in the kernel. */
+enum resume {
+	RESUME_NORMAL,		/* where it would have without a signal */
+	RESUME_UNKNOWN,		/* cannot tell */
+	RESUME_SIGNAL,		/* a signal handler */
+	RESUME_SIGRETURN,	/* a signal handler returned */
+	RESUME_EXEC,		/* a new program */
+};
+
+struct kernel {
+	unsigned int kind;
+	unsigned int vector;
+	u64 entry;
+	u64 resume;
+	/* the block before it ends here (exclusive) */
+	u64 end;
+	bool have_nr;
+	u64 nr;
+	const char *name;
+	enum resume how;
+};
+
+static const struct {
+	const char *abbr;
+	const char *name;
+} exceptions[32] = {
+	[0] = { "#DE", "divide error" },
+	[1] = { "#DB", "debug" },
+	[2] = { "NMI", "non-maskable interrupt" },
+	[3] = { "#BP", "breakpoint" },
+	[4] = { "#OF", "overflow" },
+	[5] = { "#BR", "bound range exceeded" },
+	[6] = { "#UD", "invalid opcode" },
+	[7] = { "#NM", "device not available" },
+	[8] = { "#DF", "double fault" },
+	[10] = { "#TS", "invalid TSS" },
+	[11] = { "#NP", "segment not present" },
+	[12] = { "#SS", "stack-segment fault" },
+	[13] = { "#GP", "general protection" },
+	[14] = { "#PF", "page fault" },
+	[16] = { "#MF", "x87 floating-point error" },
+	[17] = { "#AC", "alignment check" },
+	[18] = { "#MC", "machine check" },
+	[19] = { "#XM", "SIMD floating-point" },
+	[20] = { "#VE", "virtualization exception" },
+	[21] = { "#CP", "control protection" },
+};
+
+static const char *const entry_kinds[] = {
+	[BTS_ENTRY_UNKNOWN] = "unknown",
+	[BTS_ENTRY_SYSCALL] = "syscall",
+	[BTS_ENTRY_EXCEPTION] = "exception",
+	[BTS_ENTRY_INTERRUPT] = "interrupt",
+};
+
+static void thread_reset(struct thread *t)
+{
+	t->at = 0;
+	t->nhist = 0;
+	t->head = 0;
+	t->depth = 0;
+	free(t->func);
+	t->func = NULL;
+}
+
+static struct thread *thread_get(struct printer *pr, u32 tid,
+				 u32 pid)
+{
+	struct thread **head = &pr->threads[tid % THREAD_HASH], *t;
+
+	for (t = *head; t; t = t->next) {
+		if (t->tid != tid)
+			continue;
+		if (t->pid != pid) {
+			/* The id was reused by another process. */
+			t->pid = pid;
+			t->proc = proc_get(pr->syms, pid);
+			thread_reset(t);
+			if (pr->shown == t)
+				pr->shown = NULL;
+		}
+		return t;
+	}
+	t = xcalloc(1, sizeof(*t));
+	t->tid = tid;
+	t->pid = pid;
+	t->proc = proc_get(pr->syms, pid);
+	t->next = *head;
+	*head = t;
+	return t;
+}
+
+/* The thread whose records a stream is carrying. */
+static struct thread **stream_thread(struct printer *pr, u32 id)
+{
+	size_t i;
+
+	for (i = 0; i < pr->nstreams; i++)
+		if (pr->streams[i].id == id)
+			return &pr->streams[i].t;
+	pr->streams = xrealloc(pr->streams,
+			       (pr->nstreams + 1) * sizeof(*pr->streams));
+	pr->streams[i].id = id;
+	/* Records before any THREAD record: a thread nobody named. */
+	pr->streams[i].t = thread_get(pr, 0, 0);
+	pr->nstreams++;
+	return &pr->streams[i].t;
+}
+
+static void push_block(struct thread *t, u64 start, u64 end)
+{
+	t->hist[t->head].start = start;
+	t->hist[t->head].end = start ? end : 0;
+	t->head = (t->head + 1) % HIST;
+	if (t->nhist < HIST)
+		t->nhist++;
+}
+
+/* A valid UTF-8 sequence's length at @p, or 0. */
+static int utf8_len(const unsigned char *p)
+{
+	u32 cp;
+	int n, i;
+
+	if (*p < 0xc2)
+		return 0;
+	if (*p < 0xe0) {
+		n = 2;
+		cp = *p & 0x1f;
+	} else if (*p < 0xf0) {
+		n = 3;
+		cp = *p & 0x0f;
+	} else if (*p < 0xf5) {
+		n = 4;
+		cp = *p & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/* The body of a JSON string: symbol and file names are whatever ELF says. */
+static void json_esc(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			putc('\\', f);
+			putc(*p++, f);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+		} else if (*p < 0x80) {
+			putc(*p++, f);
+		} else {
+			n = utf8_len(p);
+			if (n) {
+				fwrite(p, 1, n, f);
+				p += n;
+			} else {
+				fputs("\\ufffd", f);
+				p++;
+			}
+		}
+	}
+}
+
+static void header(struct printer *pr, const struct thread *t)
+{
+	if (pr->shown == t)
+		return;
+	fprintf(pr->out, "[tid %u pid %u]\n", t->tid, t->pid);
+	pr->shown = t;
+}
+
+static void text_addr(struct printer *pr, struct thread *t, u64 addr)
+{
+	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
+
+	fprintf(pr->out, "0x%llx", (unsigned long long)addr);
+	if (ai->sym) {
+		fprintf(pr->out, " %s", ai->sym);
+		if (ai->sym_off)
+			fprintf(pr->out, "+0x%llx",
+				(unsigned long long)ai->sym_off);
+	} else if (ai->mod) {
+		fprintf(pr->out, " %s+0x%llx", ai->mod,
+			(unsigned long long)ai->mod_off);
+	}
+	if (ai->src)
+		fprintf(pr->out, " (%s:%d)", ai->src, ai->line);
+}
+
+static void json_begin(struct printer *pr, const struct thread *t,
+		       const char *kind)
+{
+	fprintf(pr->out, "{\"tid\":%u,\"pid\":%u,\"kind\":\"%s\"", t->tid,
+		t->pid, kind);
+}
+
+static void json_addr(struct printer *pr, struct thread *t, const char *key,
+		      u64 addr)
+{
+	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
+	FILE *f = pr->out;
+
+	fprintf(f, ",\"%s\":\"0x%llx\"", key, (unsigned long long)addr);
+	if (ai->sym) {
+		fprintf(f, ",\"%s_sym\":\"", key);
+		json_esc(f, ai->sym);
+		if (ai->sym_off)
+			fprintf(f, "+0x%llx", (unsigned long long)ai->sym_off);
+		putc('"', f);
+	}
+	if (ai->src) {
+		fprintf(f, ",\"%s_src\":\"", key);
+		json_esc(f, ai->src);
+		fprintf(f, ":%d\"", ai->line);
+	}
+	if (ai->mod) {
+		fprintf(f, ",\"%s_dso\":\"", key);
+		json_esc(f, ai->mod);
+		putc('"', f);
+	}
+}
+
+/* --insn: the instructions of [start, end), or why they are not shown. */
+static void print_block(struct printer *pr, struct thread *t, u64 start,
+			u64 end)
+{
+	const struct addr_info *ai;
+	const struct insn *in;
+	u64 a;
+
+	if (!start || end == start)
+		return;
+	if (end < start || end - start > MAX_BLOCK) {
+		fprintf(pr->out, "    [no straight-line code from 0x%llx to 0x%llx]\n",
+			(unsigned long long)start, (unsigned long long)end);
+		return;
+	}
+	for (a = start; a < end; a += in->len) {
+		ai = proc_addr(pr->syms, t->proc, a);
+		in = proc_insn(pr->syms, t->proc, a);
+		if (!in) {
+			fprintf(pr->out, "    [no code at 0x%llx]\n",
+				(unsigned long long)a);
+			return;
+		}
+		fprintf(pr->out, "    0x%llx", (unsigned long long)a);
+		if (ai->sym)
+			fprintf(pr->out, " %s+0x%llx", ai->sym,
+				(unsigned long long)ai->sym_off);
+		fprintf(pr->out, ": %s\n", in->text);
+	}
+	if (a != end)
+		fprintf(pr->out, "    [no straight-line code to 0x%llx]\n",
+			(unsigned long long)end);
+}
+
+/*
+ * What [start, end) leaves in eax: 1 a known value (*@val), 0 what it had
+ * before, -1 something unknowable (or the block cannot be decoded).
+ */
+static int scan_eax(struct printer *pr, struct thread *t, u64 start,
+		    u64 end, u64 *val)
+{
+	const struct insn *in;
+	u64 a;
+	int state = 0;
+
+	if (!start || end < start || end - start > MAX_BLOCK)
+		return -1;
+	for (a = start; a < end; a += in->len) {
+		in = proc_insn(pr->syms, t->proc, a);
+		if (!in)
+			return -1;
+		if (in->eax == EAX_SET) {
+			state = 1;
+			*val = in->eax_val;
+		} else if (in->eax == EAX_CLOBBER) {
+			state = -1;
+		}
+	}
+	return a == end ? state : -1;
+}
+
+/* The system call number: the last value put into eax before @entry. */
+static bool syscall_nr(struct printer *pr, struct thread *t, u64 entry,
+		       u64 *nr)
+{
+	const struct block *b;
+	unsigned int i;
+	int state;
+
+	state = scan_eax(pr, t, t->at, entry, nr);
+	for (i = 0; !state && i < t->nhist; i++) {
+		b = &t->hist[(t->head + HIST - 1 - i) % HIST];
+		if (!b->end)
+			return false;
+		state = scan_eax(pr, t, b->start, b->end, nr);
+	}
+	return state == 1;
+}
+
+static const char *syscall_name(u64 nr, bool abi64)
+{
+	if (abi64)
+		return nr < nr_syscalls_64 ? syscalls_64[nr] : NULL;
+	return nr < nr_syscalls_32 ? syscalls_32[nr] : NULL;
+}
+
+static bool is(const char *name, const char *a, const char *b)
+{
+	return name && (!strcmp(name, a) || !strcmp(name, b));
+}
+
+/* Work out what a BTS_PSEUDO_KERNEL record says. */
+static void kernel_decode(struct printer *pr, struct thread *t,
+			  const struct bts_record *r, struct kernel *k)
+{
+	u32 arg = BTS_PSEUDO_ARG(r->from);
+	const struct insn *p;
+	struct insn in;
+	bool have_in = false, done, normal;
+
+	memset(k, 0, sizeof(*k));
+	k->kind = arg & 0xff;
+	k->vector = arg >> 8 & 0xff;
+	k->entry = r->flags;
+	k->resume = r->to;
+	p = k->entry ? proc_insn(pr->syms, t->proc, k->entry) : NULL;
+	if (p) {
+		in = *p;
+		have_in = true;
+	}
+
+	/* Traps and system calls ran their instruction; faults did not. */
+	done = have_in && (k->kind == BTS_ENTRY_SYSCALL ||
+			   k->kind == BTS_ENTRY_EXCEPTION) &&
+	       (in.kind == INSN_SYSCALL || in.kind == INSN_SYSENTER ||
+		in.kind == INSN_INT);
+	k->end = done ? k->entry + in.len : k->entry;
+
+	if (k->kind == BTS_ENTRY_SYSCALL && have_in &&
+	    (in.kind == INSN_SYSCALL || in.kind == INSN_SYSENTER ||
+	     (in.kind == INSN_INT && in.vector == 0x80))) {
+		k->have_nr = syscall_nr(pr, t, k->entry, &k->nr);
+		/* int $0x80 and sysenter are the i386 ABI, from any code. */
+		if (k->have_nr)
+			k->name = syscall_name(k->nr,
+					       in.kind == INSN_SYSCALL && in.is64);
+	}
+
+	if (!k->entry || !k->resume) {
+		k->how = RESUME_UNKNOWN;
+		return;
+	}
+	if (have_in) {
+		normal = k->resume == k->entry ||
+			 k->resume == k->entry + in.len;
+		/*
+		 * The 32-bit vDSO's sysenter (or compat syscall) returns
+		 * past the "int $0x80" that follows it.
+		 */
+		if (!normal && (in.kind == INSN_SYSENTER ||
+				(in.kind == INSN_SYSCALL && !in.is64))) {
+			p = proc_insn(pr->syms, t->proc, k->entry + in.len);
+			normal = p && p->kind == INSN_INT && p->vector == 0x80 &&
+				 k->resume == k->entry + in.len + p->len;
+		}
+	} else {
+		/* No code: an instruction is at most 15 bytes long. */
+		normal = k->resume >= k->entry && k->resume - k->entry <= 15;
+	}
+	if (normal)
+		k->how = have_in ? RESUME_NORMAL : RESUME_UNKNOWN;
+	else if (is(k->name, "rt_sigreturn", "sigreturn"))
+		k->how = RESUME_SIGRETURN;
+	else if (is(k->name, "execve", "execveat"))
+		k->how = RESUME_EXEC;
+	else
+		k->how = RESUME_SIGNAL;
+}
+
+static void kernel_what(const struct kernel *k, char *buf, size_t n)
+{
+	switch (k->kind) {
+	case BTS_ENTRY_SYSCALL:
+		if (k->name)
+			snprintf(buf, n, "syscall %s", k->name);
+		else if (k->have_nr)
+			snprintf(buf, n, "syscall %llu",
+				 (unsigned long long)k->nr);
+		else
+			snprintf(buf, n, "syscall ?");
+		break;
+	case BTS_ENTRY_EXCEPTION:
+		if (k->vector < 32 && exceptions[k->vector].abbr)
+			snprintf(buf, n, "exception %s %s",
+				 exceptions[k->vector].abbr,
+				 exceptions[k->vector].name);
+		else
+			snprintf(buf, n, "exception vector %u", k->vector);
+		break;
+	case BTS_ENTRY_INTERRUPT:
+		snprintf(buf, n, "interrupt vector %u%s", k->vector,
+			 k->vector == 2 ? " (NMI)" : "");
+		break;
+	default:
+		snprintf(buf, n, "kernel entry");
+		break;
+	}
+}
+
+static void calls_indent(struct printer *pr, const struct thread *t, int extra)
+{
+	int d = t->depth + extra;
+
+	fprintf(pr->out, "%*s", 2 * (d < MAX_INDENT ? d : MAX_INDENT), "");
+}
+
+/* --calls: a line for the function at @addr, unless it is the current one. */
+static void calls_line(struct printer *pr, struct thread *t, u64 addr,
+		       bool force)
+{
+	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
+	const char *name;
+	char buf[32];
+
+	if (ai->sym) {
+		name = ai->sym;
+	} else if (ai->mod) {
+		name = ai->mod;
+	} else {
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
+		name = buf;
+	}
+	if (!force && t->func && !strcmp(t->func, name))
+		return;
+	header(pr, t);
+	calls_indent(pr, t, 0);
+	fprintf(pr->out, "%s\n", name);
+	free(t->func);
+	t->func = xstrdup(name);
+}
+
+static void calls_note(struct printer *pr, struct thread *t, const char *what)
+{
+	header(pr, t);
+	calls_indent(pr, t, 1);
+	fprintf(pr->out, "-- %s\n", what);
+}
+
+static void on_branch(struct printer *pr, struct thread *t,
+		      const struct bts_record *r)
+{
+	const struct insn *in = proc_insn(pr->syms, t->proc, r->from);
+	enum insn_kind kind = in ? in->kind : INSN_JUMP;
+	u64 end = in ? r->from + in->len : 0;
+
+	if (pr->opts.calls) {
+		/* Got here unseen: the start, or after the kernel. */
+		calls_line(pr, t, r->from, false);
+		if (kind == INSN_CALL) {
+			t->depth++;
+			calls_line(pr, t, r->to, true);
+		} else if (kind == INSN_RET) {
+			if (t->depth > 0)
+				t->depth--;
+			calls_line(pr, t, r->to, true);
+		} else {
+			calls_line(pr, t, r->to, false);
+		}
+	} else if (pr->opts.format == FORMAT_JSONL) {
+		json_begin(pr, t, "branch");
+		json_addr(pr, t, "from", r->from);
+		json_addr(pr, t, "to", r->to);
+		fputs("}\n", pr->out);
+	} else {
+		header(pr, t);
+		if (pr->opts.insn)
+			print_block(pr, t, t->at, end ? end : r->from + 1);
+		text_addr(pr, t, r->from);
+		fputs(" -> ", pr->out);
+		text_addr(pr, t, r->to);
+		putc('\n', pr->out);
+	}
+	push_block(t, t->at, end);
+	t->at = r->to;
+}
+
+static void on_kernel(struct printer *pr, struct thread *t,
+		      const struct bts_record *r)
+{
+	FILE *f = pr->out;
+	struct kernel k;
+	char what[96];
+
+	kernel_decode(pr, t, r, &k);
+	kernel_what(&k, what, sizeof(what));
+	if (pr->opts.calls) {
+		if (k.kind == BTS_ENTRY_SYSCALL)
+			calls_note(pr, t, what);
+		if (k.how == RESUME_SIGNAL) {
+			calls_note(pr, t, "signal handler entry");
+			t->depth++;
+			calls_line(pr, t, k.resume, true);
+		} else if (k.how == RESUME_SIGRETURN) {
+			if (t->depth > 0)
+				t->depth--;
+			calls_line(pr, t, k.resume, true);
+		} else if (k.how == RESUME_EXEC) {
+			t->depth = 0;
+			calls_line(pr, t, k.resume, true);
+		}
+	} else if (pr->opts.format == FORMAT_JSONL) {
+		json_begin(pr, t, "kernel");
+		fprintf(f, ",\"entry\":\"%s\"",
+			entry_kinds[k.kind < ARRAY_SIZE(entry_kinds) ?
+				    k.kind : BTS_ENTRY_UNKNOWN]);
+		if (k.kind == BTS_ENTRY_EXCEPTION ||
+		    k.kind == BTS_ENTRY_INTERRUPT)
+			fprintf(f, ",\"vector\":%u", k.vector);
+		if (k.entry)
+			json_addr(pr, t, "from", k.entry);
+		if (k.resume)
+			json_addr(pr, t, "to", k.resume);
+		if (k.name)
+			fprintf(f, ",\"syscall\":\"%s\"", k.name);
+		if (k.have_nr)
+			fprintf(f, ",\"syscall_nr\":%llu",
+				(unsigned long long)k.nr);
+		if (k.how == RESUME_SIGNAL)
+			fputs(",\"signal\":true", f);
+		fputs("}\n", f);
+	} else {
+		header(pr, t);
+		if (pr->opts.insn)
+			print_block(pr, t, t->at, k.end);
+		fprintf(f, "-- %s", what);
+		if (k.entry) {
+			fputs(" at ", f);
+			text_addr(pr, t, k.entry);
+		}
+		if (k.resume && k.how != RESUME_NORMAL &&
+		    k.how != RESUME_SIGNAL) {
+			fputs(" -> ", f);
+			text_addr(pr, t, k.resume);
+		}
+		putc('\n', f);
+		if (k.how == RESUME_SIGNAL) {
+			fputs("-- signal handler entry -> ", f);
+			text_addr(pr, t, k.resume);
+			putc('\n', f);
+		}
+	}
+	push_block(t, t->at, k.end);
+	/* The kernel returns a system call's result, or a signal's, in eax. */
+	if (k.kind == BTS_ENTRY_SYSCALL || k.how != RESUME_NORMAL)
+		push_block(t, 0, 0);
+	t->at = k.resume;
+}
+
+static void on_lost(struct printer *pr, struct thread *t,
+		    const struct bts_record *r)
+{
+	char what[48];
+
+	snprintf(what, sizeof(what), "lost %llu records",
+		 (unsigned long long)r->to);
+	if (pr->opts.calls) {
+		calls_note(pr, t, what);
+	} else if (pr->opts.format == FORMAT_JSONL) {
+		json_begin(pr, t, "lost");
+		fprintf(pr->out, ",\"count\":%llu}\n",
+			(unsigned long long)r->to);
+	} else {
+		header(pr, t);
+		fprintf(pr->out, "-- %s\n", what);
+	}
+	t->at = 0;
+	t->nhist = 0;
+}
+
+static void on_other(struct printer *pr, struct thread *t,
+		     const struct bts_record *r)
+{
+	unsigned int type = BTS_PSEUDO_TYPE(r->from);
+	unsigned int arg = BTS_PSEUDO_ARG(r->from);
+	char what[96];
+
+	if (type == BTS_PSEUDO_MARKER)
+		snprintf(what, sizeof(what), "marker %u: 0x%llx 0x%llx", arg,
+			 (unsigned long long)r->to,
+			 (unsigned long long)r->flags);
+	else
+		snprintf(what, sizeof(what),
+			 "pseudo-record type %u arg %u: 0x%llx 0x%llx", type,
+			 arg, (unsigned long long)r->to,
+			 (unsigned long long)r->flags);
+	if (pr->opts.calls) {
+		calls_note(pr, t, what);
+	} else if (pr->opts.format == FORMAT_JSONL) {
+		if (type == BTS_PSEUDO_MARKER) {
+			json_begin(pr, t, "marker");
+		} else {
+			json_begin(pr, t, "pseudo");
+			fprintf(pr->out, ",\"type\":%u", type);
+		}
+		fprintf(pr->out, ",\"arg\":%u,\"to\":\"0x%llx\",\"flags\":\"0x%llx\"}\n",
+			arg, (unsigned long long)r->to,
+			(unsigned long long)r->flags);
+	} else {
+		header(pr, t);
+		fprintf(pr->out, "-- %s\n", what);
+	}
+}
+
+static void on_thread(struct printer *pr, struct thread **cur,
+		      const struct bts_record *r)
+{
+	unsigned int event = BTS_PSEUDO_ARG(r->from);
+	struct thread *t;
+
+	t = thread_get(pr, (u32)r->to, (u32)r->flags);
+	*cur = t;
+	if (event == BTS_THREAD_NEW) {
+		thread_reset(t);
+		if (pr->opts.format == FORMAT_JSONL && !pr->opts.calls) {
+			json_begin(pr, t, "thread_new");
+			fputs("}\n", pr->out);
+		} else {
+			header(pr, t);
+			fputs("-- new thread\n", pr->out);
+		}
+	} else if (event == BTS_THREAD_EXIT) {
+		if (pr->opts.format == FORMAT_JSONL && !pr->opts.calls) {
+			json_begin(pr, t, "thread_exit");
+			fputs("}\n", pr->out);
+		} else if (pr->opts.calls) {
+			calls_note(pr, t, "thread exited");
+		} else {
+			header(pr, t);
+			fputs("-- thread exited\n", pr->out);
+		}
+	}
+}
+
+static int p_records(struct sink *s, u32 stream,
+		     const struct bts_record *r, size_t n)
+{
+	struct printer *pr = (struct printer *)s;
+	struct thread **cur = stream_thread(pr, stream);
+	size_t i;
+
+	for (i = 0; i < n; i++, r++) {
+		if (!BTS_RECORD_IS_PSEUDO(r->from)) {
+			on_branch(pr, *cur, r);
+			continue;
+		}
+		switch (BTS_PSEUDO_TYPE(r->from)) {
+		case BTS_PSEUDO_THREAD:
+			on_thread(pr, cur, r);
+			break;
+		case BTS_PSEUDO_KERNEL:
+			on_kernel(pr, *cur, r);
+			break;
+		case BTS_PSEUDO_LOST:
+			on_lost(pr, *cur, r);
+			break;
+		default:
+			on_other(pr, *cur, r);
+			break;
+		}
+	}
+	return 0;
+}
+
+static int p_maps(struct sink *s, u32 pid, u32 ppid,
+		  const char *text, size_t len)
+{
+	struct printer *pr = (struct printer *)s;
+
+	proc_add_maps(pr->syms, proc_get(pr->syms, pid), ppid, text, len);
+	return 0;
+}
+
+static int p_memory(struct sink *s, u32 pid, u64 addr,
+		    const void *data, size_t len)
+{
+	struct printer *pr = (struct printer *)s;
+
+	proc_add_memory(pr->syms, proc_get(pr->syms, pid), addr, data, len);
+	return 0;
+}
+
+static int p_exit(struct sink *s, u32 pid, int status, const char *cmd,
+		  size_t len)
+{
+	struct printer *pr = (struct printer *)s;
+
+	(void)pid;
+	free(pr->exit_cmd);
+	pr->exit_cmd = xstrndup(cmd, len);
+	pr->exit_status = status;
+	pr->have_exit = true;
+	return 0;
+}
+
+struct printer *printer_new(FILE *out, const struct print_opts *opts)
+{
+	struct printer *pr = xcalloc(1, sizeof(*pr));
+
+	pr->sink.records = p_records;
+	pr->sink.maps = p_maps;
+	pr->sink.memory = p_memory;
+	pr->sink.exit = p_exit;
+	pr->out = out;
+	pr->opts = *opts;
+	pr->syms = syms_new();
+	return pr;
+}
+
+struct sink *printer_sink(struct printer *pr)
+{
+	return &pr->sink;
+}
+
+int printer_finish(struct printer *pr)
+{
+	if (fflush(pr->out) || ferror(pr->out)) {
+		warnx("write error on the output");
+		return -1;
+	}
+	return 0;
+}
+
+bool printer_exit(struct printer *pr, int *status, const char **cmd)
+{
+	*status = pr->exit_status;
+	*cmd = pr->exit_cmd;
+	return pr->have_exit;
+}
+
+void printer_free(struct printer *pr)
+{
+	struct thread *t, *tn;
+	size_t b;
+
+	for (b = 0; b < THREAD_HASH; b++) {
+		for (t = pr->threads[b]; t; t = tn) {
+			tn = t->next;
+			free(t->func);
+			free(t);
+		}
+	}
+	free(pr->streams);
+	free(pr->exit_cmd);
+	syms_free(pr->syms);
+	free(pr);
+}

@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Addresses of traced processes: their symbol and source line (elfutils'
+ * libdwfl), and the code at them (for capstone).
+ *
+ * Each process has a mapping set (maps.c).  An executable mapping of an
+ * ELF file, or of a memory image the trace carries (the vDSO), is a load
+ * of a module at some bias; a module gets a Dwfl of its own, so modules
+ * can come and go and overlap across processes and snapshots without
+ * libdwfl having to agree.  Modules and files are shared by every process
+ * and live as long as the symbol table, so the strings and code they hand
+ * out stay valid.  Files named by a raw file may be anything: only
+ * regular files that can be mapped are read.
+ */
+#define _GNU_SOURCE
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bts-dump.h"
+
+#define PROC_HASH	1024
+#define ADDR_CACHE	16384
+#define INSN_CACHE	4096
+#define NAME_HASH	256
+/* PLT entries are 16 bytes, in the order of their .rel(a).plt relocations. */
+#define PLT_ENTRY	16
+
+/* Code or a memory image, and what its ELF program headers say. */
+struct elf_file {
+	char *path;
+	const char *name;	/* base name, for display */
+	unsigned char *data;
+	size_t size;
+	bool mapped;		/* @data is an mmap() of the file */
+	bool usable;		/* an x86 ELF executable or shared object */
+	bool is64;
+	bool exec;		/* ET_EXEC: loaded where it was linked */
+	GElf_Phdr *loads;
+	size_t nloads;
+	/* "puts@plt" for each entry of [plt_start, plt_end), if named */
+	u64 plt_start;
+	u64 plt_end;
+	char **plt_names;
+	size_t nplt;
+	struct elf_file *next;
+};
+
+struct module {
+	struct elf_file *file;
+	u64 bias;
+	Dwfl *dwfl;
+	Dwfl_Module *dwmod;
+	struct module *next;
+};
+
+struct image {
+	u64 addr;
+	struct elf_file *file;
+	struct image *next;
+};
+
+struct proc {
+	u32 pid;
+	struct mapset maps;
+	/* bumped whenever @maps changes: cached lookups are per generation */
+	unsigned int gen;
+	/* memory images of this process, newest first */
+	struct image *images;
+	struct proc *next;
+};
+
+struct addr_slot {
+	const struct proc *proc;
+	unsigned int gen;
+	u64 addr;
+	struct addr_info ai;
+};
+
+struct insn_slot {
+	const struct elf_file *file;
+	u64 addr;
+	size_t off;
+	bool ok;
+	struct insn insn;
+};
+
+/* A symbol name without its version, for as long as the symbol table. */
+struct cut_name {
+	const char *name;
+	char *cut;
+	struct cut_name *next;
+};
+
+struct syms {
+	struct proc *procs[PROC_HASH];
+	struct cut_name *names[NAME_HASH];
+	struct elf_file *files;
+	struct module *mods;
+	struct addr_slot *addr_cache;
+	struct insn_slot *insn_cache;
+};
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+struct syms *syms_new(void)
+{
+	struct syms *st = xcalloc(1, sizeof(*st));
+
+	elf_version(EV_CURRENT);
+	return st;
+}
+
+void syms_free(struct syms *st)
+{
+	struct elf_file *f, *fn;
+	struct module *m, *mn;
+	struct image *i, *in;
+	struct cut_name *c, *cn;
+	struct proc *p, *pn;
+	size_t b;
+
+	for (b = 0; b < PROC_HASH; b++) {
+		for (p = st->procs[b]; p; p = pn) {
+			pn = p->next;
+			for (i = p->images; i; i = in) {
+				in = i->next;
+				free(i);
+			}
+			mapset_free(&p->maps);
+			free(p);
+		}
+	}
+	for (m = st->mods; m; m = mn) {
+		mn = m->next;
+		if (m->dwfl)
+			dwfl_end(m->dwfl);
+		free(m);
+	}
+	for (f = st->files; f; f = fn) {
+		fn = f->next;
+		if (f->mapped)
+			munmap(f->data, f->size);
+		else
+			free(f->data);
+		for (b = 0; b < f->nplt; b++)
+			free(f->plt_names[b]);
+		free(f->plt_names);
+		free(f->loads);
+		free(f->path);
+		free(f);
+	}
+	for (b = 0; b < NAME_HASH; b++) {
+		for (c = st->names[b]; c; c = cn) {
+			cn = c->next;
+			free(c->cut);
+			free(c);
+		}
+	}
+	free(st->addr_cache);
+	free(st->insn_cache);
+	free(st);
+}
+
+struct proc *proc_get(struct syms *st, u32 pid)
+{
+	struct proc **head = &st->procs[pid % PROC_HASH], *p;
+
+	for (p = *head; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	p->next = *head;
+	*head = p;
+	return p;
+}
+
+static struct proc *proc_find(struct syms *st, u32 pid)
+{
+	struct proc *p;
+
+	for (p = st->procs[pid % PROC_HASH]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+/*
+ * A process seen for the first time starts with its parent's mappings and
+ * images (a fork copies them) when its parent is known: its snapshot may
+ * have been taken after it exec()ed, too late for its first branches.
+ */
+void proc_add_maps(struct syms *st, struct proc *p, u32 ppid,
+		   const char *text, size_t len)
+{
+	struct proc *parent;
+	struct mapset snap;
+	struct image *i, **tail;
+
+	parent = ppid && ppid != p->pid ? proc_find(st, ppid) : NULL;
+	if (!p->maps.n && parent && parent->maps.n) {
+		mapset_copy(&p->maps, &parent->maps);
+		tail = &p->images;
+		while (*tail)
+			tail = &(*tail)->next;
+		for (i = parent->images; i; i = i->next) {
+			*tail = xcalloc(1, sizeof(**tail));
+			(*tail)->addr = i->addr;
+			(*tail)->file = i->file;
+			(*tail)->next = NULL;
+			tail = &(*tail)->next;
+		}
+		p->gen++;
+	}
+	mapset_parse(text, len, &snap);
+	if (mapset_merge(&p->maps, &snap))
+		p->gen++;
+}
+
+static Elf_Scn *section(Elf *e, size_t shstrndx, const char *name,
+			GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	const char *n;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		n = gelf_getshdr(scn, sh) ? elf_strptr(e, shstrndx, sh->sh_name) :
+					    NULL;
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+struct slot_name {
+	u64 slot;
+	const char *name;
+};
+
+static int by_slot(const void *a, const void *b)
+{
+	const struct slot_name *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/*
+ * The GOT slot a PLT entry jumps through: "jmp *disp(%rip)" (x86-64), or
+ * "jmp *abs" or "jmp *disp(%ebx)" off the GOT (i386), after an endbr and
+ * a bnd prefix or not.
+ */
+static bool plt_slot(const struct elf_file *f, const u8 *p, u64 vaddr,
+		     u64 got, u64 *slot)
+{
+	int32_t disp;
+	int k;
+
+	for (k = 0; k + 6 <= PLT_ENTRY; k++) {
+		if (p[k] != 0xff || (p[k + 1] != 0x25 && p[k + 1] != 0xa3))
+			continue;
+		memcpy(&disp, p + k + 2, 4);
+		if (f->is64 && p[k + 1] == 0x25)
+			*slot = vaddr + k + 6 + disp;
+		else if (!f->is64 && p[k + 1] == 0x25)
+			*slot = (u32)disp;
+		else if (!f->is64)
+			*slot = (u32)(got + disp);
+		else
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * PLT entries have no symbols: name them after the function whose GOT
+ * slot they jump through (its .rel(a).plt relocation's symbol), as gdb
+ * and perf do.  The entries are those of .plt.sec, or of .plt after its
+ * first.
+ */
+static void plt_parse(struct elf_file *f, Elf *e)
+{
+	GElf_Shdr plt, rel, dynsym, got = { 0 };
+	struct slot_name *slots, key, *hit;
+	size_t shstrndx, i, n, ns = 0, first = 0;
+	Elf_Scn *rscn, *dscn;
+	Elf_Data *rd, *sd;
+	const char *name;
+	GElf_Rela rela;
+	GElf_Rel r;
+	GElf_Sym sym;
+	u64 info, off, slot;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return;
+	rscn = section(e, shstrndx, ".rela.plt", &rel);
+	if (!rscn)
+		rscn = section(e, shstrndx, ".rel.plt", &rel);
+	if (!rscn || (rel.sh_type != SHT_RELA && rel.sh_type != SHT_REL))
+		return;
+	if (!section(e, shstrndx, ".plt.sec", &plt)) {
+		if (!section(e, shstrndx, ".plt", &plt))
+			return;
+		first = 1;
+	}
+	section(e, shstrndx, ".got.plt", &got);
+	if (plt.sh_type != SHT_PROGBITS || plt.sh_offset > f->size ||
+	    plt.sh_size > f->size - plt.sh_offset ||
+	    plt.sh_size / PLT_ENTRY <= first)
+		return;
+	dscn = elf_getscn(e, rel.sh_link);
+	rd = elf_getdata(rscn, NULL);
+	sd = dscn ? elf_getdata(dscn, NULL) : NULL;
+	if (!rd || !sd || !gelf_getshdr(dscn, &dynsym))
+		return;
+
+	n = rd->d_size / gelf_fsize(e, rel.sh_type == SHT_RELA ? ELF_T_RELA :
+				    ELF_T_REL, 1, EV_CURRENT);
+	slots = xcalloc(n, sizeof(*slots));
+	for (i = 0; i < n; i++) {
+		if (rel.sh_type == SHT_RELA && gelf_getrela(rd, i, &rela)) {
+			info = rela.r_info;
+			slot = rela.r_offset;
+		} else if (rel.sh_type == SHT_REL && gelf_getrel(rd, i, &r)) {
+			info = r.r_info;
+			slot = r.r_offset;
+		} else {
+			continue;
+		}
+		/* No symbol: an ifunc's IRELATIVE slot. */
+		if (!GELF_R_SYM(info) || !gelf_getsym(sd, GELF_R_SYM(info), &sym))
+			continue;
+		name = elf_strptr(e, dynsym.sh_link, sym.st_name);
+		if (name && *name) {
+			slots[ns].slot = slot;
+			slots[ns++].name = name;
+		}
+	}
+	qsort(slots, ns, sizeof(*slots), by_slot);
+
+	n = plt.sh_size / PLT_ENTRY - first;
+	f->plt_start = plt.sh_addr + first * PLT_ENTRY;
+	f->plt_end = f->plt_start + n * PLT_ENTRY;
+	f->plt_names = xcalloc(n, sizeof(*f->plt_names));
+	f->nplt = n;
+	for (i = 0; i < n && ns; i++) {
+		off = (first + i) * PLT_ENTRY;
+		if (!plt_slot(f, f->data + plt.sh_offset + off,
+			      plt.sh_addr + off, got.sh_addr, &key.slot))
+			continue;
+		hit = bsearch(&key, slots, ns, sizeof(*slots), by_slot);
+		if (!hit)
+			continue;
+		f->plt_names[i] = xmalloc(strlen(hit->name) + 5);
+		sprintf(f->plt_names[i], "%s@plt", hit->name);
+	}
+	free(slots);
+}
+
+/*
+ * Read the ELF headers of @f's data.  A file that is not usable is kept
+ * all the same, so that it is not opened again.
+ */
+static void file_parse(struct elf_file *f)
+{
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	size_t n, i;
+	Elf *e;
+
+	e = elf_memory((char *)f->data, f->size);
+	if (!e)
+		return;
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) ||
+	    (eh.e_machine != EM_X86_64 && eh.e_machine != EM_386) ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+	    elf_getphdrnum(e, &n))
+		goto out;
+	f->loads = xcalloc(n, sizeof(*f->loads));
+	for (i = 0; i < n; i++) {
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD &&
+		    ph.p_offset <= f->size && ph.p_filesz <= f->size - ph.p_offset)
+			f->loads[f->nloads++] = ph;
+	}
+	f->is64 = eh.e_machine == EM_X86_64;
+	f->exec = eh.e_type == ET_EXEC;
+	f->usable = f->nloads > 0;
+	plt_parse(f, e);
+out:
+	elf_end(e);
+}
+
+static struct elf_file *file_new(struct syms *st, const char *path)
+{
+	struct elf_file *f = xcalloc(1, sizeof(*f));
+
+	f->path = xstrdup(path);
+	f->name = base_name(f->path);
+	f->next = st->files;
+	st->files = f;
+	return f;
+}
+
+static struct elf_file *file_open(struct syms *st, const char *path)
+{
+	struct elf_file *f;
+	struct stat sb;
+	void *data;
+	int fd;
+
+	for (f = st->files; f; f = f->next)
+		if (f->mapped && !strcmp(f->path, path))
+			return f;
+	f = file_new(st, path);
+	f->mapped = true;
+	/* Not a FIFO or a device: a raw file may name anything. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return f;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
+	    (u64)sb.st_size > SIZE_MAX) {
+		close(fd);
+		return f;
+	}
+	/* Writable private pages: libelf may fix up what it reads in place. */
+	data = mmap(NULL, sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (data == MAP_FAILED)
+		return f;
+	f->data = data;
+	f->size = sb.st_size;
+	file_parse(f);
+	return f;
+}
+
+void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
+		     const void *data, size_t len)
+{
+	struct image *i = xcalloc(1, sizeof(*i));
+	struct elf_file *f = file_new(st, "[memory]");
+	size_t k;
+
+	f->data = xmalloc(len);
+	memcpy(f->data, data, len);
+	f->size = len;
+	file_parse(f);
+	i->addr = addr;
+	i->file = f;
+	i->next = p->images;
+	p->images = i;
+	/* A mapping looked at before its image came is looked at again. */
+	for (k = 0; k < p->maps.n; k++)
+		if (p->maps.v[k].start == addr)
+			p->maps.v[k].resolved = false;
+	p->gen++;
+}
+
+/* Give libdwfl an image through a memfd, as it wants a file. */
+static int image_fd(const struct elf_file *f)
+{
+	size_t done = 0;
+	ssize_t n;
+	int fd;
+
+	fd = memfd_create("bts-dump-image", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (done < f->size) {
+		n = write(fd, f->data + done, f->size - done);
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += n;
+	}
+	return fd;
+}
+
+static struct module *module_get(struct syms *st, struct elf_file *f,
+				 u64 bias, const char *name)
+{
+	struct module *m;
+	int fd = -1;
+
+	for (m = st->mods; m; m = m->next)
+		if (m->file == f && m->bias == bias)
+			return m;
+	m = xcalloc(1, sizeof(*m));
+	m->file = f;
+	m->bias = bias;
+	m->next = st->mods;
+	st->mods = m;
+
+	if (!f->mapped) {
+		fd = image_fd(f);
+		if (fd < 0)
+			return m;
+	}
+	m->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!m->dwfl) {
+		if (fd >= 0)
+			close(fd);
+		return m;
+	}
+	dwfl_report_begin(m->dwfl);
+	/* libdwfl takes @fd, and closes it when it cannot use it. */
+	m->dwmod = dwfl_report_elf(m->dwfl, name, f->mapped ? f->path : name,
+				   fd, bias, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	return m;
+}
+
+/*
+ * The bias of the load that @map is part of: where the PT_LOAD segment
+ * holding its file offset was put, less where it was linked.  Segments
+ * may share a page, so an executable one is looked for first.
+ */
+static bool load_bias(const struct elf_file *f, const struct mapping *map,
+		      u64 *bias)
+{
+	const GElf_Phdr *ph;
+	int pass;
+	size_t i;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < f->nloads; i++) {
+			ph = &f->loads[i];
+			if (!pass && !(ph->p_flags & PF_X))
+				continue;
+			if (map->offset < (ph->p_offset & ~(u64)0xfff) ||
+			    map->offset >= ph->p_offset + ph->p_filesz)
+				continue;
+			/* Modulo 2^64, as a bias may be "negative". */
+			*bias = map->start - map->offset -
+				(ph->p_vaddr - ph->p_offset);
+			return !f->exec || *bias == 0;
+		}
+	}
+	return false;
+}
+
+static struct module *resolve(struct syms *st, struct proc *p,
+			      struct mapping *map)
+{
+	struct elf_file *f = NULL;
+	struct image *i;
+	u64 bias;
+
+	if (map->resolved)
+		return map->mod;
+	map->resolved = true;
+	if (!strchr(map->perms, 'x'))
+		return NULL;
+	if (map->path[0] == '/') {
+		f = file_open(st, map->path);
+	} else {
+		for (i = p->images; i; i = i->next) {
+			if (i->addr == map->start) {
+				f = i->file;
+				break;
+			}
+		}
+	}
+	if (!f || !f->usable || !load_bias(f, map, &bias))
+		return NULL;
+	map->mod = module_get(st, f, bias, map->path);
+	return map->mod;
+}
+
+static struct mapping *find(struct proc *p, u64 addr)
+{
+	return (struct mapping *)mapset_find(&p->maps, addr);
+}
+
+static size_t hash(const void *ptr, u64 addr, size_t size)
+{
+	u64 h = (addr ^ (uintptr_t)ptr) * 0x9e3779b97f4a7c15ULL;
+
+	return (h >> 32) & (size - 1);
+}
+
+/* "memcpy@@GLIBC_2.14": the version is noise here. */
+static const char *cut_version(struct syms *st, const char *name)
+{
+	const char *at = strchr(name + 1, '@');
+	struct cut_name **head, *c;
+
+	if (!at)
+		return name;
+	head = &st->names[hash(name, 0, NAME_HASH)];
+	for (c = *head; c; c = c->next)
+		if (c->name == name)
+			return c->cut;
+	c = xmalloc(sizeof(*c));
+	c->name = name;
+	c->cut = xstrndup(name, at - name);
+	c->next = *head;
+	*head = c;
+	return c->cut;
+}
+
+const struct addr_info *proc_addr(struct syms *st, struct proc *p,
+				  u64 addr)
+{
+	struct addr_slot *s;
+	struct addr_info *ai;
+	struct mapping *map;
+	struct module *m;
+	const char *name, *src;
+	Dwfl_Line *line;
+	GElf_Off off;
+	GElf_Sym sym;
+	int lineno;
+
+	/* Allocated on first use: a file may hold no records at all. */
+	if (!st->addr_cache)
+		st->addr_cache = xcalloc(ADDR_CACHE, sizeof(*st->addr_cache));
+	s = &st->addr_cache[hash(p, addr, ADDR_CACHE)];
+	ai = &s->ai;
+	if (s->proc == p && s->gen == p->gen && s->addr == addr)
+		return ai;
+	s->proc = p;
+	s->gen = p->gen;
+	s->addr = addr;
+	memset(ai, 0, sizeof(*ai));
+	map = find(p, addr);
+	if (!map)
+		return ai;
+	m = resolve(st, p, map);
+	if (m) {
+		ai->mod = m->file->mapped ? m->file->name : base_name(map->path);
+		ai->mod_off = addr - m->bias;
+	} else if (map->path[0]) {
+		ai->mod = base_name(map->path);
+		ai->mod_off = addr - map->start +
+			      (map->path[0] == '/' ? map->offset : 0);
+	}
+	if (!m || !m->dwmod)
+		return ai;
+	name = dwfl_module_addrinfo(m->dwmod, addr, &off, &sym, NULL, NULL,
+				    NULL);
+	if (name && name[0]) {
+		ai->sym = cut_version(st, name);
+		ai->sym_off = off;
+	} else if (addr - m->bias >= m->file->plt_start &&
+		   addr - m->bias < m->file->plt_end) {
+		off = addr - m->bias - m->file->plt_start;
+		ai->sym = m->file->plt_names[off / PLT_ENTRY];
+		ai->sym_off = off % PLT_ENTRY;
+	}
+	line = dwfl_module_getsrc(m->dwmod, addr);
+	if (line) {
+		src = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+		if (src && lineno > 0) {
+			ai->src = base_name(src);
+			ai->line = lineno;
+		}
+	}
+	return ai;
+}
+
+static const unsigned char *code_at(struct syms *st, struct proc *p,
+				    u64 addr, size_t *len,
+				    struct elf_file **file)
+{
+	struct mapping *map = find(p, addr);
+	const GElf_Phdr *ph;
+	struct module *m;
+	u64 vaddr, off;
+	size_t i;
+
+	m = map ? resolve(st, p, map) : NULL;
+	if (!m)
+		return NULL;
+	vaddr = addr - m->bias;
+	for (i = 0; i < m->file->nloads; i++) {
+		ph = &m->file->loads[i];
+		if (vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
+			continue;
+		/* file_parse() checked the segment lies within the file. */
+		off = ph->p_offset + (vaddr - ph->p_vaddr);
+		*len = ph->p_filesz - (vaddr - ph->p_vaddr);
+		*file = m->file;
+		return m->file->data + off;
+	}
+	return NULL;
+}
+
+/* The pointer is valid until the next call. */
+const struct insn *proc_insn(struct syms *st, struct proc *p, u64 addr)
+{
+	struct elf_file *f;
+	struct insn_slot *s;
+	const unsigned char *code;
+	size_t len;
+
+	code = code_at(st, p, addr, &len, &f);
+	if (!code)
+		return NULL;
+	if (!st->insn_cache)
+		st->insn_cache = xcalloc(INSN_CACHE, sizeof(*st->insn_cache));
+	s = &st->insn_cache[hash(f, addr, INSN_CACHE)];
+	if (s->file != f || s->addr != addr || s->off != (size_t)(code - f->data)) {
+		s->file = f;
+		s->addr = addr;
+		s->off = code - f->data;
+		s->ok = decode(code, len, addr, f->is64, &s->insn);
+	}
+	return s->ok ? &s->insn : NULL;
+}

@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bts-dump's -i path on synthetic raw files (see run): prints TAP.
+
+Every trace is built here from the test programs' symbols (nm), their
+marked source lines and the instruction lengths written down in the
+assembly; the expected output is derived from those, not from bts-dump.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import rawgen as rg
+
+BTS_DUMP, WORK, PROG, PROG_PIE, PROG32, SRC = sys.argv[1:7]
+
+results = []
+
+
+def tap(ok, desc, diag=""):
+    results.append(ok)
+    print("%s %d - %s" % ("ok" if ok else "not ok", len(results), desc))
+    if not ok and diag:
+        for line in diag.rstrip("\n").split("\n"):
+            print("# " + line)
+
+
+def nm(path):
+    syms = {}
+    out = subprocess.check_output(["nm", "-S", "--defined-only", path],
+                                  text=True)
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4:
+            syms[f[3]] = (int(f[0], 16), int(f[1], 16))
+        elif len(f) == 3:
+            syms[f[2]] = (int(f[0], 16), 0)
+    return syms
+
+
+def marked_line(src, name):
+    with open(src) as f:
+        for n, line in enumerate(f, 1):
+            if "@%s */" % name in line:
+                return n
+    raise LookupError(name)
+
+
+def write(name, data):
+    path = os.path.join(WORK, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def run(path, *args):
+    p = subprocess.run([BTS_DUMP, "-i", path] + list(args),
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def jsonl(out):
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def has_lines(out, want):
+    """Every line of @want appears in @out, in order."""
+    lines = out.splitlines()
+    at = 0
+    for w in want:
+        while at < len(lines) and lines[at] != w:
+            at += 1
+        if at == len(lines):
+            return False
+        at += 1
+    return True
+
+
+def diag(out, want):
+    return "expected, in order:\n  " + "\n  ".join(want) + \
+        "\ngot:\n  " + "\n  ".join(out.splitlines())
+
+
+S = nm(PROG)
+S32 = nm(PROG32)
+PROG_C = os.path.join(SRC, "prog.c")
+PROG32_C = os.path.join(SRC, "prog32.c")
+LEAF_LINE = marked_line(PROG_C, "leaf")
+SIG_LINE = marked_line(PROG_C, "on_signal")
+LEAF32_LINE = marked_line(PROG32_C, "leaf32")
+
+
+def a(name, off=0, syms=S):
+    return syms[name][0] + off
+
+
+def leaf_ret(syms=S, name="leaf"):
+    """gcc -O0 ends a function with a one-byte ret."""
+    return syms[name][0] + syms[name][1] - 1
+
+
+# A thread of process 10 runs tramp: call leaf, ret, call raw_write
+# (write(2)), ret, call raw_int80 (the i386 write(2)), then raw_split
+# (getpid(2) set a block earlier) and raw_indirect (unknown number); a
+# page fault in leaf goes to on_signal; records are lost; a marker.
+TRACE = [
+    rg.thread(10, 10, rg.THREAD_NEW),
+    rg.branch(a("tramp"), a("leaf")),
+    rg.branch(leaf_ret(), a("tramp", 5)),
+    rg.branch(a("tramp", 5), a("raw_write")),
+    rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+    rg.branch(a("raw_write", 7), a("tramp", 10)),
+    rg.branch(a("tramp", 10), a("raw_int80")),
+    rg.kernel(rg.ENTRY_SYSCALL, a("raw_int80", 5), a("raw_int80", 7)),
+    rg.branch(a("raw_int80", 7), a("raw_split")),
+    rg.branch(a("raw_split", 5), a("raw_split", 7)),
+    rg.kernel(rg.ENTRY_SYSCALL, a("raw_split", 7), a("raw_split", 9)),
+    rg.branch(a("raw_split", 9), a("raw_indirect")),
+    rg.kernel(rg.ENTRY_SYSCALL, a("raw_indirect", 3), a("raw_indirect", 5)),
+    rg.branch(a("raw_indirect", 5), a("leaf")),
+    rg.kernel(rg.ENTRY_EXCEPTION, a("leaf", 1), a("on_signal"), 14),
+    rg.lost(7),
+    rg.marker(5, 0x11, 0x22),
+    rg.kernel(rg.ENTRY_INTERRUPT, a("leaf", 1), a("leaf", 1), 236),
+    rg.thread(10, 10, rg.THREAD_EXIT),
+]
+
+
+def x(addr):
+    return "0x%x" % addr
+
+
+def test_text_json():
+    f = write("static.raw", rg.header() +
+              rg.maps_chunk(10, rg.maps_lines(PROG)) +
+              rg.records_chunk(TRACE))
+    rc, out, err = run(f)
+    leaf_src = "(prog.c:%d)" % LEAF_LINE
+    want = [
+        "[tid 10 pid 10]",
+        "-- new thread",
+        "%s tramp -> %s leaf %s" % (x(a("tramp")), x(a("leaf")), leaf_src),
+        "%s leaf+0x%x %s -> %s tramp+0x5" % (
+            x(leaf_ret()), leaf_ret() - a("leaf"), leaf_src,
+            x(a("tramp", 5))),
+        "%s tramp+0x5 -> %s raw_write" % (x(a("tramp", 5)),
+                                          x(a("raw_write"))),
+        "-- syscall write at %s raw_write+0x5" % x(a("raw_write", 5)),
+        "-- syscall write at %s raw_int80+0x5" % x(a("raw_int80", 5)),
+        "-- syscall getpid at %s raw_split+0x7" % x(a("raw_split", 7)),
+        "-- syscall ? at %s raw_indirect+0x3" % x(a("raw_indirect", 3)),
+        "-- exception #PF page fault at %s leaf+0x1 %s" % (
+            x(a("leaf", 1)), leaf_src),
+        "-- signal handler entry -> %s on_signal (prog.c:%d)" % (
+            x(a("on_signal")), SIG_LINE),
+        "-- lost 7 records",
+        "-- marker 5: 0x11 0x22",
+        "-- interrupt vector 236 at %s leaf+0x1 %s" % (x(a("leaf", 1)),
+                                                       leaf_src),
+        "-- thread exited",
+    ]
+    tap(rc == 0 and has_lines(out, want),
+        "text: symbols, source lines, system calls, signal, pseudo-records",
+        diag(out, want) + err)
+
+    rc, out, err = run(f, "--format=jsonl")
+    try:
+        recs = jsonl(out)
+    except ValueError as e:
+        tap(False, "jsonl: one JSON object per line", str(e) + out)
+        return
+    tap(rc == 0 and len(recs) == len(TRACE) and
+        all(r["tid"] == 10 and r["pid"] == 10 for r in recs),
+        "jsonl: one JSON object per record", out + err)
+    b = recs[1]
+    tap(b["kind"] == "branch" and b["from"] == x(a("tramp")) and
+        b["from_sym"] == "tramp" and "from_src" not in b and
+        b["to_sym"] == "leaf" and b["to_src"] == "prog.c:%d" % LEAF_LINE,
+        "jsonl: branch with symbols, source only where DWARF has it",
+        json.dumps(b))
+    k = [r for r in recs if r["kind"] == "kernel"]
+    tap([r.get("syscall") for r in k[:4]] ==
+        ["write", "write", "getpid", None] and
+        k[0]["entry"] == "syscall" and k[0]["syscall_nr"] == 1 and
+        k[1]["syscall_nr"] == 4 and k[0]["from_sym"] == "raw_write+0x5" and
+        k[0]["to"] == x(a("raw_write", 7)) and "signal" not in k[0],
+        "jsonl: system calls by ABI (syscall: x86-64, int $0x80: i386)",
+        "\n".join(json.dumps(r) for r in k))
+    pf = k[4]
+    tap(pf["entry"] == "exception" and pf["vector"] == 14 and
+        pf.get("signal") is True and pf["to_sym"] == "on_signal" and
+        k[5]["entry"] == "interrupt" and k[5]["vector"] == 236 and
+        "signal" not in k[5],
+        "jsonl: page fault into a signal handler, interrupt",
+        json.dumps(pf) + json.dumps(k[5]))
+    kinds = [r["kind"] for r in recs]
+    tap(kinds[0] == "thread_new" and kinds[-1] == "thread_exit" and
+        recs[15] == {"tid": 10, "pid": 10, "kind": "lost", "count": 7} and
+        recs[16]["kind"] == "marker" and recs[16]["arg"] == 5,
+        "jsonl: thread_new, lost, marker, thread_exit", out)
+
+
+def test_calls_insn():
+    f = os.path.join(WORK, "static.raw")
+    rc, out, err = run(f, "--calls")
+    want = [
+        "[tid 10 pid 10]",
+        "-- new thread",
+        "tramp",
+        "  leaf",
+        "tramp",
+        "  raw_write",
+        "    -- syscall write",
+        "tramp",
+        "  raw_int80",
+        "    -- syscall write",
+        "raw_split",
+        "  -- syscall getpid",
+        "raw_indirect",
+        "  -- syscall ?",
+        "leaf",
+        "  -- signal handler entry",
+        "  on_signal",
+        "    -- lost 7 records",
+    ]
+    tap(rc == 0 and has_lines(out, want), "--calls: call tree from call/ret",
+        diag(out, want) + err)
+
+    rc, out, err = run(f, "--insn")
+    want = [
+        "%s tramp+0x5 -> %s raw_write" % (x(a("tramp", 5)),
+                                          x(a("raw_write"))),
+        "    %s raw_write+0x0: movl $1, %%eax" % x(a("raw_write")),
+        "    %s raw_write+0x5: syscall" % x(a("raw_write", 5)),
+        "-- syscall write at %s raw_write+0x5" % x(a("raw_write", 5)),
+        "    %s raw_write+0x7: retq" % x(a("raw_write", 7)),
+        "%s raw_write+0x7 -> %s tramp+0xa" % (x(a("raw_write", 7)),
+                                              x(a("tramp", 10))),
+    ]
+    tap(rc == 0 and has_lines(out, want),
+        "--insn: the instructions between branches, syscall included",
+        diag(out, want) + err)
+
+
+def plt_entry(path, name):
+    """Where objdump says @name's PLT entry is."""
+    out = subprocess.check_output(["objdump", "-d", path], text=True)
+    m = re.search(r"^([0-9a-f]+) <%s@plt>:" % re.escape(name), out, re.M)
+    return int(m.group(1), 16)
+
+
+def test_pie():
+    bias = 0x555555554000
+    sp = nm(PROG_PIE)
+    plt = plt_entry(PROG_PIE, "getpid")
+    f = write("pie.raw", rg.header() +
+              rg.maps_chunk(20, rg.maps_lines(PROG_PIE, bias)) +
+              rg.records_chunk([
+                  rg.thread(21, 20, rg.THREAD_NEW),
+                  rg.branch(bias + sp["tramp"][0] + 5,
+                            bias + sp["raw_write"][0]),
+                  rg.kernel(rg.ENTRY_SYSCALL, bias + sp["raw_write"][0] + 5,
+                            bias + sp["raw_write"][0] + 7),
+                  rg.branch(bias + sp["main"][0], bias + sp["leaf"][0]),
+                  rg.branch(bias + sp["main"][0] + 1, bias + plt),
+              ]))
+    rc, out, err = run(f)
+    want = [
+        "[tid 21 pid 20]",
+        "%s tramp+0x5 -> %s raw_write" % (x(bias + sp["tramp"][0] + 5),
+                                          x(bias + sp["raw_write"][0])),
+        "-- syscall write at %s raw_write+0x5" % x(bias + sp["raw_write"][0]
+                                                   + 5),
+        "%s main (prog.c:%d) -> %s leaf (prog.c:%d)" % (
+            x(bias + sp["main"][0]), marked_line(PROG_C, "main"),
+            x(bias + sp["leaf"][0]), LEAF_LINE),
+        "%s main+0x1 (prog.c:%d) -> %s getpid@plt" % (
+            x(bias + sp["main"][0] + 1), marked_line(PROG_C, "main"),
+            x(bias + plt)),
+    ]
+    tap(rc == 0 and has_lines(out, want),
+        "PIE loaded at a bias: symbols, lines, code, PLT entries",
+        diag(out, want) + err)
+
+
+def test_elf32():
+    f = write("elf32.raw", rg.header() +
+              rg.maps_chunk(30, rg.maps_lines(PROG32)) +
+              rg.records_chunk([
+                  rg.thread(30, 30, rg.THREAD_NEW),
+                  rg.branch(a("_start", 0, S32), a("raw_write32", 0, S32)),
+                  rg.kernel(rg.ENTRY_SYSCALL, a("raw_write32", 5, S32),
+                            a("raw_write32", 7, S32)),
+                  rg.branch(a("raw_write32", 7, S32), a("leaf32", 0, S32)),
+                  rg.branch(a("raw_sysenter32", 0, S32) - 1,
+                            a("raw_sysenter32", 0, S32)),
+                  rg.kernel(rg.ENTRY_SYSCALL, a("raw_sysenter32", 5, S32),
+                            a("raw_sysenter32", 9, S32)),
+              ]))
+    rc, out, err = run(f, "--format=jsonl")
+    recs = jsonl(out) if rc == 0 else []
+    k = [r for r in recs if r["kind"] == "kernel"]
+    ok = len(recs) == 6 and \
+        recs[3]["to_sym"] == "leaf32" and \
+        recs[3]["to_src"] == "prog32.c:%d" % LEAF32_LINE and \
+        [r.get("syscall") for r in k] == ["write", "write"] and \
+        not any(r.get("signal") for r in k)
+    tap(ok, "ELF32: symbols, lines, i386 system calls, sysenter's return",
+        out + err)
+
+
+def test_vdso():
+    """The vDSO of this very process, as a memory image."""
+    start = end = None
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if line.rstrip().endswith("[vdso]"):
+                start, end = (int(v, 16) for v in line.split()[0].split("-"))
+    if start is None:
+        tap(True, "vDSO image # SKIP no vDSO here")
+        return
+    with open("/proc/self/mem", "rb") as f:
+        f.seek(start)
+        image = f.read(end - start)
+    vdso = write("vdso.so", image)
+    names = {}
+    for line in subprocess.check_output(["nm", "-D", "--defined-only", vdso],
+                                        text=True).splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in "Tt":
+            names.setdefault(int(p[0], 16), []).append(p[2].split("@")[0])
+    # A function with one name: aliases could show as either.
+    value, name = min((v, n[0]) for v, n in names.items() if len(n) == 1)
+    base = start   # the vDSO is linked at 0
+    maps = rg.special_line(start, end, "[vdso]")
+    recs = [rg.thread(40, 40), rg.branch(base + value + 1, base + value)]
+    with_image = write("vdso.raw", rg.header() + rg.maps_chunk(40, maps) +
+                       rg.memory_chunk(40, start, image) +
+                       rg.records_chunk(recs))
+    without = write("novdso.raw", rg.header() + rg.maps_chunk(40, maps) +
+                    rg.records_chunk(recs))
+    rc, out, err = run(with_image)
+    want = ["%s %s+0x1 -> %s %s" % (x(base + value + 1), name,
+                                    x(base + value), name)]
+    rc2, out2, err2 = run(without)
+    want2 = ["%s [vdso]+0x%x -> %s [vdso]+0x%x" % (
+        x(base + value + 1), value + 1, x(base + value), value)]
+    tap(rc == 0 and has_lines(out, want) and rc2 == 0 and
+        has_lines(out2, want2),
+        "vDSO: symbols from its memory image, [vdso]+off without",
+        diag(out, want) + err + diag(out2, want2) + err2)
+
+
+def test_maps():
+    """Mappings stay known after a snapshot without them, children get
+    their parent's, unknown addresses stay bare."""
+    other = rg.special_line(0x7ffff000, 0x80000000, "[stack]")
+    f = write("maps.raw", rg.header() +
+              rg.maps_chunk(50, rg.maps_lines(PROG)) +
+              rg.maps_chunk(50, other) +
+              rg.maps_chunk(51, other, ppid=50) +
+              rg.records_chunk([
+                  rg.thread(50, 50),
+                  rg.branch(a("tramp"), a("leaf")),
+                  rg.thread(51, 51, rg.THREAD_NEW),
+                  rg.branch(a("tramp"), a("leaf")),
+                  rg.thread(52, 52),
+                  rg.branch(a("tramp"), a("leaf")),
+              ]))
+    rc, out, err = run(f, "--format=jsonl")
+    recs = jsonl(out) if rc == 0 else []
+    br = [r for r in recs if r["kind"] == "branch"]
+    tap(len(br) == 3 and br[0].get("to_sym") == "leaf" and
+        br[1].get("to_sym") == "leaf" and br[1]["pid"] == 51 and
+        set(br[2]) == {"tid", "pid", "kind", "from", "to"},
+        "maps: every mapping kept, inherited by children, none for strangers",
+        out + err)
+
+
+def test_streams():
+    """Two /dev/bts files interleaved: each keeps its own thread."""
+    f = write("streams.raw", rg.header() +
+              rg.maps_chunk(60, rg.maps_lines(PROG)) +
+              rg.records_chunk([rg.thread(61, 60),
+                                rg.branch(a("tramp"), a("leaf"))], 0) +
+              rg.records_chunk([rg.thread(62, 60),
+                                rg.branch(a("tramp", 5), a("raw_write"))], 1) +
+              rg.records_chunk([rg.branch(leaf_ret(), a("tramp", 5))], 0) +
+              rg.chunk(99, b"a chunk of a later version") +
+              rg.exit_chunk(60, 139, "prog"))
+    rc, out, err = run(f)
+    want = ["[tid 61 pid 60]",
+            "%s tramp -> %s leaf (prog.c:%d)" % (x(a("tramp")), x(a("leaf")),
+                                                  LEAF_LINE),
+            "[tid 62 pid 60]",
+            "%s tramp+0x5 -> %s raw_write" % (x(a("tramp", 5)),
+                                              x(a("raw_write"))),
+            "[tid 61 pid 60]"]
+    tap(rc == 0 and has_lines(out, want),
+        "streams: headers when the thread changes; unknown chunks skipped",
+        diag(out, want) + err)
+    tap(err.strip() == "bts-dump: prog killed by signal SIGSEGV",
+        "exit chunk: the command's end is reported", err)
+
+
+def test_bad_input():
+    good = rg.header() + rg.records_chunk([rg.branch(1, 2)])
+    cases = [
+        ("empty", b"", "bad magic"),
+        ("bad magic", b"NOTBTS!\n" + good[8:], "bad magic"),
+        ("version", rg.header(version=2), "unsupported version 2"),
+        ("header size", rg.MAGIC + b"\x01\0\0\0\x08\0\0\0",
+         "bad header size"),
+        ("truncated header", good[:12], "truncated header"),
+        ("truncated chunk", good[:-5], "truncated"),
+        ("truncated chunk header", good + b"\x01\0\0", "truncated chunk"),
+        ("huge chunk", rg.header() + b"\x01\0\0\0\xff\xff\xff\xff",
+         "too large"),
+        ("records size", rg.header() + rg.chunk(rg.RECORDS, bytes(8 + 23)),
+         "bad records chunk size"),
+        ("reserved", rg.header() + rg.chunk(rg.RECORDS, b"\0\0\0\0\1\0\0\0"),
+         "reserved field not zero"),
+        ("memory size", rg.header() + rg.chunk(rg.MEMORY, bytes(15)),
+         "bad memory chunk size"),
+    ]
+    bad = []
+    for name, data, msg in cases:
+        rc, out, err = run(write("bad.raw", data))
+        if rc != 1 or msg not in err or "bad.raw" not in err:
+            bad.append("%s: rc %d, stderr %r" % (name, rc, err))
+    tap(not bad, "malformed raw files: exit 1 with a message naming the file",
+        "\n".join(bad))
+
+
+def test_usage():
+    p = subprocess.run([BTS_DUMP, "--format=nope", "-i", "x"],
+                       capture_output=True, text=True)
+    p2 = subprocess.run([BTS_DUMP], capture_output=True, text=True)
+    p3 = subprocess.run([BTS_DUMP, "-i", "x", "--format=raw"],
+                        capture_output=True, text=True)
+    tap(p.returncode == 2 and "unknown format" in p.stderr and
+        p2.returncode == 2 and "--help" in p2.stderr and p3.returncode == 2,
+        "bad options: usage error, exit 2", p.stderr + p2.stderr + p3.stderr)
+
+
+for t in (test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
+          test_maps, test_streams, test_bad_input, test_usage):
+    try:
+        t()
+    except Exception as e:  # a broken test is a failed one
+        tap(False, "%s raised %r" % (t.__name__, e))
+print("1..%d" % len(results))
+sys.exit(0 if all(results) else 1)

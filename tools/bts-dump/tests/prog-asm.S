@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The code of prog.c whose encodings tests/run relies on; instruction
+ * lengths in the comments.
+ */
+	.text
+
+/* Three direct calls, 5 bytes each, then ret. */
+	.globl	tramp
+	.type	tramp, @function
+tramp:
+	call	leaf
+	call	raw_write
+	call	raw_int80
+	ret
+	.size	tramp, .-tramp
+
+/* write(2): mov (5), syscall (2), ret. */
+	.globl	raw_write
+	.type	raw_write, @function
+raw_write:
+	mov	$1, %eax
+	syscall
+	ret
+	.size	raw_write, .-raw_write
+
+/* The i386 ABI's write(2) from 64-bit code: mov (5), int $0x80 (2), ret. */
+	.globl	raw_int80
+	.type	raw_int80, @function
+raw_int80:
+	mov	$4, %eax
+	int	$0x80
+	ret
+	.size	raw_int80, .-raw_int80
+
+/* getpid(2), its number set a block earlier: mov (5), jmp (2), syscall (2). */
+	.globl	raw_split
+	.type	raw_split, @function
+raw_split:
+	mov	$39, %eax
+	jmp	1f
+1:	syscall
+	ret
+	.size	raw_split, .-raw_split
+
+/* A number that cannot be known: mov %rdi, %rax (3), syscall (2). */
+	.globl	raw_indirect
+	.type	raw_indirect, @function
+raw_indirect:
+	mov	%rdi, %rax
+	syscall
+	ret
+	.size	raw_indirect, .-raw_indirect
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Build bts-dump raw files (bts-dump.1, RAW FORMAT) from records.
+
+Written from the man page and include/uapi/linux/bts.h, independently of
+bts-dump's own writer, so that the tests (tests/run) and the fuzz seeds
+(fuzz/gen-seeds) check the reader against the documented format.
+"""
+
+import os
+import struct
+
+MAGIC = b"BTSDUMP\n"
+RECORDS, MAPS, MEMORY, EXIT = 1, 2, 3, 4
+
+# include/uapi/linux/bts.h
+PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
+ENTRY_UNKNOWN, ENTRY_SYSCALL, ENTRY_EXCEPTION, ENTRY_INTERRUPT = 0, 1, 2, 3
+THREAD_RECORDS, THREAD_NEW, THREAD_EXIT = 0, 1, 2
+
+
+def pseudo(type_, arg=0):
+    return (0x80000000 << 32) | ((arg & 0xffffff) << 8) | (type_ & 0xff)
+
+
+def branch(frm, to):
+    return (frm, to, 0)
+
+
+def kernel(kind, entry, resume, vector=0):
+    """A stretch in the kernel entered at @entry, left to @resume."""
+    return (pseudo(PSEUDO_KERNEL, kind | vector << 8), resume, entry)
+
+
+def lost(count):
+    return (pseudo(PSEUDO_LOST), count, 0)
+
+
+def marker(arg, to, flags):
+    return (pseudo(PSEUDO_MARKER, arg), to, flags)
+
+
+def thread(tid, pid, event=THREAD_RECORDS):
+    return (pseudo(PSEUDO_THREAD, event), tid, pid)
+
+
+def header(version=1, size=16):
+    return MAGIC + struct.pack("<II", version, size) + bytes(size - 16)
+
+
+def chunk(type_, payload):
+    return struct.pack("<II", type_, len(payload)) + payload
+
+
+def records_chunk(recs, stream=0):
+    body = b"".join(struct.pack("<QQQ", *r) for r in recs)
+    return chunk(RECORDS, struct.pack("<II", stream, 0) + body)
+
+
+def maps_chunk(pid, text, ppid=0):
+    return chunk(MAPS, struct.pack("<II", pid, ppid) + text.encode())
+
+
+def memory_chunk(pid, addr, data):
+    return chunk(MEMORY, struct.pack("<IIQ", pid, 0, addr) + data)
+
+
+def exit_chunk(pid, status, cmd):
+    return chunk(EXIT, struct.pack("<Ii", pid, status) + cmd.encode())
+
+
+def elf_loads(data):
+    """(e_type, [(p_flags, p_offset, p_vaddr, p_filesz, p_memsz)]) of PT_LOADs."""
+    is64 = data[4] == 2
+    e_type = struct.unpack_from("<H", data, 16)[0]
+    if is64:
+        phoff = struct.unpack_from("<Q", data, 32)[0]
+        phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    else:
+        phoff = struct.unpack_from("<I", data, 28)[0]
+        phentsize, phnum = struct.unpack_from("<HH", data, 42)
+    loads = []
+    for i in range(phnum):
+        at = phoff + i * phentsize
+        if is64:
+            (p_type, p_flags, p_offset, p_vaddr, _, p_filesz,
+             p_memsz, _) = struct.unpack_from("<IIQQQQQQ", data, at)
+        else:
+            (p_type, p_offset, p_vaddr, _, p_filesz, p_memsz,
+             p_flags, _) = struct.unpack_from("<IIIIIIII", data, at)
+        if p_type == 1:
+            loads.append((p_flags, p_offset, p_vaddr, p_filesz, p_memsz))
+    return e_type, loads
+
+
+def maps_lines(path, bias=0):
+    """The /proc/PID/maps lines of @path loaded at @bias, as Linux maps it."""
+    with open(path, "rb") as f:
+        _, loads = elf_loads(f.read())
+    st = os.stat(path)
+    lines = []
+    for flags, offset, vaddr, _, memsz in loads:
+        start = bias + (vaddr & ~0xfff)
+        end = bias + ((vaddr + memsz + 0xfff) & ~0xfff)
+        perms = ("r" if flags & 4 else "-") + ("w" if flags & 2 else "-") + \
+            ("x" if flags & 1 else "-") + "p"
+        lines.append("%x-%x %s %08x %02x:%02x %d                    %s\n" % (
+            start, end, perms, offset & ~0xfff, os.major(st.st_dev),
+            os.minor(st.st_dev), st.st_ino, path))
+    return "".join(lines)
+
+
+def special_line(start, end, name):
+    return "%x-%x r-xp 00000000 00:00 0                          %s\n" % (
+        start, end, name)
