@@ -3,12 +3,13 @@
  * oracle: the taken user-mode branches of a program, found by ptrace
  * single-stepping instead of by BTS, to check BTS traces against.
  *
- *	oracle [-o FILE] [-l MAX_STEPS] -- CMD [ARG...]
+ *	oracle [-t] [-o FILE] [-l MAX_STEPS] -- CMD [ARG...]
  *
  * The child asks to be traced and execs CMD; the exec stops it before the
  * first instruction of the new image (for a static binary, _start), which
  * is where perf's enable_on_exec starts a BTS trace too.  From there on
- * every user instruction is single-stepped and decoded with capstone.
+ * every user instruction is single-stepped and decoded with capstone, in
+ * 64-bit or 32-bit mode as the tracee's code segment says.
  *
  * Output, one line per taken branch, in execution order:
  *
@@ -20,6 +21,24 @@
  * Lines starting with '#' are notes (signal deliveries, system calls that
  * did not return to the next instruction, the final summary); a comparison
  * skips them.
+ *
+ * -t follows the threads CMD creates (PTRACE_O_TRACECLONE; not forks),
+ * stepping each on its own, and lists what a user-only trace of each
+ * thread holds, including its stretches in the kernel.  Every line starts
+ * with the thread id, and lines of different threads interleave:
+ *
+ *	TID B FROM TO MNEMONIC	a taken branch, as above
+ *	TID K FROM TO ENTRY	a stretch in the kernel: entered at FROM,
+ *				back in user mode at TO; ENTRY is "syscall",
+ *				"exception:SIG" (a fault that raised signal
+ *				SIG) or "unknown" (FROM 0: the thread was
+ *				born in the kernel, at the exec or the clone).
+ *				TO is 0 when the thread never came back.
+ *	# TID NOTE		notes, as above
+ *
+ * A stretch ends where the next instruction completes, which may be in a
+ * signal handler.  Faults the kernel handles without a signal (page
+ * faults) and interrupts are invisible to ptrace and not listed.
  *
  * What counts as a taken branch, and why it matches BTS with user-only
  * filtering (BTS_OFF_OS, or perf's software filter):
@@ -54,16 +73,24 @@
  * SIGUSR1 queued by kill(), or the handler-entry SIGTRAP) means the PC
  * changed, if at all, without the old instruction completing.
  *
- * Limitations: single-threaded tracees only; a non-branch instruction
- * whose next PC is not its fall-through, other than a repeated string
- * instruction restarting itself, is reported as UNEXPLAINED and makes the
- * oracle fail rather than guess.
+ * With -t, a thread that steps clone() first reports a PTRACE_EVENT_CLONE
+ * stop, in the middle of the system call; it is resumed with the same step
+ * pending.  The new thread starts with a SIGSTOP, at the instruction after
+ * the system call, which is not delivered.
+ *
+ * Limitations: a non-branch instruction whose next PC is not its
+ * fall-through, other than a repeated string instruction restarting
+ * itself, is reported as UNEXPLAINED and makes the oracle fail rather than
+ * guess.  Without -t, only the thread that execs CMD is followed.  With
+ * -t, CMD must not end while threads other than the one ending it run: a
+ * thread killed between its stop and its next step makes the oracle fail.
  */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,6 +110,9 @@
 #define TRAP_TRACE	2
 #endif
 
+/* The user code segment of a 32-bit task on x86-64 (__USER32_CS). */
+#define USER32_CS	0x23
+
 enum kind {
 	K_OTHER,	/* not a control transfer */
 	K_COND,		/* jcc, loop*, j*cxz */
@@ -100,6 +130,27 @@ struct insn {
 	uint8_t indirect;	/* jmp or call through a register or memory */
 };
 
+/* How a thread's current stretch in the kernel began (-t). */
+enum entry {
+	E_NONE,		/* in user mode */
+	E_UNKNOWN,	/* born in the kernel: exec or clone */
+	E_SYSCALL,
+	E_EXCEPTION,	/* a fault that raised a signal */
+};
+
+struct thread {
+	pid_t tid;
+	int started;		/* had its first stop */
+	uint64_t pc;		/* where the next step starts */
+	struct insn *in;	/* the instruction at pc */
+	int taken;		/* decided before the step, or -1 */
+	int inject;		/* signal to deliver with the next step */
+	enum entry entry;	/* -t: the kernel stretch not listed yet */
+	uint64_t kfrom;		/* where it entered the kernel */
+	int ksig;		/* E_EXCEPTION: the signal */
+	struct thread *next;
+};
+
 #define CACHE_BITS	18
 #define CACHE_SIZE	(1u << CACHE_BITS)
 
@@ -107,6 +158,13 @@ static struct insn *cache;
 static unsigned int cache_used;
 static csh cs;
 static int memfd;
+static int mode32;		/* the tracee runs 32-bit code */
+static int follow;		/* -t */
+static FILE *out;
+static pid_t leader;
+static struct thread *threads;
+static unsigned long long steps, branches, syscalls, signals, unexplained;
+static unsigned long long max_steps = 5000000, nthreads;
 
 static void die(const char *what)
 {
@@ -197,7 +255,9 @@ static struct insn *lookup(uint64_t pc)
 		 * capstone 4 does not know some AVX-512 forms.  Every
 		 * control transfer is a legacy opcode it does know, so a
 		 * VEX/EVEX/XOP-encoded instruction is not a branch; learn
-		 * its length from where the step ends.
+		 * its length from where the step ends.  (In 32-bit mode
+		 * these opcodes are also LES, LDS, BOUND and POP, which
+		 * capstone decodes.)
 		 */
 		if (!vex_encoded(buf, n)) {
 			fprintf(stderr, "oracle: cannot decode at %#llx\n",
@@ -238,11 +298,14 @@ static unsigned long peek_user(pid_t pid, size_t off)
 /*
  * Would the conditional branch @in, about to execute, be taken?  Only
  * needed when its target is its fall-through, so the next PC cannot tell.
+ * 32-bit code counts in ECX (loop*), and tests ECX or, with an address
+ * size prefix, CX (jecxz, jcxz).
  */
 static int cond_taken(pid_t pid, const struct insn *in)
 {
 	unsigned long f = peek_user(pid, REG(eflags));
 	unsigned long rcx = peek_user(pid, REG(rcx));
+	unsigned long count = mode32 ? (uint32_t)rcx : rcx;
 	int cf = !!(f & 0x1), pf = !!(f & 0x4), zf = !!(f & 0x40);
 	int sf = !!(f & 0x80), of = !!(f & 0x800);
 
@@ -265,33 +328,277 @@ static int cond_taken(pid_t pid, const struct insn *in)
 	case X86_INS_JG:	return !zf && sf == of;
 	case X86_INS_JRCXZ:	return rcx == 0;
 	case X86_INS_JECXZ:	return (uint32_t)rcx == 0;
-	case X86_INS_LOOP:	return rcx != 1;
-	case X86_INS_LOOPE:	return rcx != 1 && zf;
-	case X86_INS_LOOPNE:	return rcx != 1 && !zf;
+	case X86_INS_JCXZ:	return (uint16_t)rcx == 0;
+	case X86_INS_LOOP:	return count != 1;
+	case X86_INS_LOOPE:	return count != 1 && zf;
+	case X86_INS_LOOPNE:	return count != 1 && !zf;
 	}
 	fprintf(stderr, "oracle: no condition for %s\n", cs_insn_name(cs, in->id));
 	exit(2);
 }
 
+/* A note line: "# TEXT", with -t "# TID TEXT". */
+static void __attribute__((format(printf, 2, 3)))
+note(const struct thread *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", out);
+	if (follow)
+		fprintf(out, "%d ", t->tid);
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fputc('\n', out);
+}
+
+/* List @t's stretch in the kernel (-t), which ended with user mode at @to. */
+static void kernel_end(struct thread *t, uint64_t to)
+{
+	if (t->entry == E_NONE)
+		return;
+	fprintf(out, "%d K %llx %llx ", t->tid, (unsigned long long)t->kfrom,
+		(unsigned long long)to);
+	if (t->entry == E_EXCEPTION)
+		fprintf(out, "exception:%d\n", t->ksig);
+	else
+		fputs(t->entry == E_SYSCALL ? "syscall\n" : "unknown\n", out);
+	t->entry = E_NONE;
+}
+
+/* -t: @t entered the kernel at @pc, unless it is there already. */
+static void kernel_begin(struct thread *t, enum entry entry, uint64_t pc,
+			 int sig)
+{
+	if (!follow || t->entry != E_NONE)
+		return;
+	t->entry = entry;
+	t->kfrom = pc;
+	t->ksig = sig;
+}
+
+static struct thread *find_thread(pid_t tid)
+{
+	struct thread *t;
+
+	for (t = threads; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static struct thread *add_thread(pid_t tid)
+{
+	struct thread *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		die("oracle: calloc");
+	t->tid = tid;
+	t->next = threads;
+	threads = t;
+	nthreads++;
+	return t;
+}
+
+static void remove_thread(struct thread *gone)
+{
+	struct thread **p;
+
+	for (p = &threads; *p != gone; p = &(*p)->next)
+		;
+	*p = gone->next;
+	free(gone);
+}
+
+/* The first stop of a thread: it starts, in the kernel, at its PC. */
+static void start_thread(struct thread *t)
+{
+	t->started = 1;
+	t->pc = peek_user(t->tid, REG(rip));
+	note(t, "start %llx", (unsigned long long)t->pc);
+	kernel_begin(t, E_UNKNOWN, 0, 0);
+}
+
+/* Step @t over the instruction at its pc, delivering t->inject. */
+static void step(struct thread *t)
+{
+	struct insn *in = lookup(t->pc);
+
+	t->in = in;
+	t->taken = -1;
+	if (in->kind == K_COND && in->target == t->pc + in->len)
+		t->taken = cond_taken(t->tid, in);
+	if (++steps > max_steps) {
+		fprintf(stderr, "oracle: more than %llu steps\n", max_steps);
+		kill(leader, SIGKILL);
+		exit(2);
+	}
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, (void *)(long)t->inject))
+		die("oracle: PTRACE_SINGLESTEP");
+	t->inject = 0;
+}
+
+/* @t stopped after a step with @status: account for it, step again. */
+static void stopped(struct thread *t, int status)
+{
+	struct insn *in = t->in;
+	uint64_t pc = t->pc, next;
+	int taken = t->taken;
+	siginfo_t si;
+
+	next = peek_user(t->tid, REG(rip));
+	t->pc = next;
+
+	if (WSTOPSIG(status) != SIGTRAP) {
+		/*
+		 * Signal-delivery-stop: the stepped instruction did not
+		 * complete (a fault), or no instruction ran yet since a
+		 * syscall queued this signal.  Deliver it.
+		 */
+		t->inject = WSTOPSIG(status);
+		signals++;
+		note(t, "signal %d at %llx", t->inject,
+		     (unsigned long long)next);
+		kernel_begin(t, E_EXCEPTION, next, t->inject);
+		step(t);
+		return;
+	}
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si))
+		die("oracle: PTRACE_GETSIGINFO");
+	if (si.si_code == SIGTRAP) {
+		/* ptrace_notify(): entered a signal handler. */
+		note(t, "handler %llx", (unsigned long long)next);
+		step(t);
+		return;
+	}
+	if (si.si_code != TRAP_TRACE && si.si_code != TRAP_BRKPT) {
+		/* A real SIGTRAP (kill, raise): pass it on. */
+		t->inject = SIGTRAP;
+		signals++;
+		note(t, "signal %d at %llx", t->inject,
+		     (unsigned long long)next);
+		kernel_begin(t, E_EXCEPTION, next, t->inject);
+		step(t);
+		return;
+	}
+
+	/* The instruction at pc completed; next is its successor. */
+	kernel_end(t, pc);
+	switch (in->kind) {
+	case K_COND:
+		if (taken < 0)
+			taken = next != pc + in->len;
+		if (taken && next != in->target)
+			goto odd;
+		break;
+	case K_UNCOND:
+		taken = 1;
+		if (in->target && next != in->target)
+			goto odd;
+		break;
+	case K_KERNEL:
+		syscalls++;
+		kernel_begin(t, E_SYSCALL, pc, 0);
+		if (next != pc + in->len)
+			note(t, "%s %llx returned to %llx",
+			     cs_insn_name(cs, in->id), (unsigned long long)pc,
+			     (unsigned long long)next);
+		break;
+	case K_REP:
+		if (next != pc && next != pc + in->len)
+			goto odd;
+		break;
+	default:
+		if (!in->len && next > pc && next - pc <= 15)
+			in->len = next - pc;
+		if (next != pc + in->len)
+			goto odd;
+		break;
+	}
+	if (taken > 0) {
+		branches++;
+		if (follow)
+			fprintf(out, "%d B ", t->tid);
+		/* "jmp*", "call*": indirect, through a register or memory */
+		fprintf(out, "%llx %llx %s%s\n", (unsigned long long)pc,
+			(unsigned long long)next, cs_insn_name(cs, in->id),
+			in->indirect ? "*" : "");
+	}
+	step(t);
+	return;
+odd:
+	unexplained++;
+	note(t, "UNEXPLAINED %llx %llx %s", (unsigned long long)pc,
+	     (unsigned long long)next, cs_insn_name(cs, in->id));
+	step(t);
+}
+
+/* -t: a stop of a thread that is not a step's end.  Handled? */
+static int thread_event(struct thread *t, int status)
+{
+	unsigned long msg;
+
+	if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_CLONE << 8))) {
+		/* In the middle of clone(): the step goes on. */
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg))
+			die("oracle: PTRACE_GETEVENTMSG");
+		if (!find_thread(msg))
+			add_thread(msg);
+		note(t, "clone %lu", msg);
+		step(t);
+		return 1;
+	}
+	if (!t->started) {
+		/* A new thread's first stop; the SIGSTOP is not delivered. */
+		if (WSTOPSIG(status) != SIGSTOP) {
+			fprintf(stderr, "oracle: thread %d starts with status %#x\n",
+				t->tid, status);
+			exit(2);
+		}
+		start_thread(t);
+		step(t);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * -t: a thread is gone; the leader goes last.  Its last stretch in the
+ * kernel has no end: a fatal signal, or the system call it was stepping
+ * (exit, exit_group) never completed.
+ */
+static void thread_gone(struct thread *t, int status)
+{
+	if (WIFSIGNALED(status))
+		note(t, "killed by signal %d", WTERMSIG(status));
+	else
+		note(t, "exit %d", WEXITSTATUS(status));
+	if (t->in->kind == K_KERNEL)
+		kernel_begin(t, E_SYSCALL, t->pc, 0);
+	kernel_end(t, 0);
+	remove_thread(t);
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: oracle [-o FILE] [-l MAX_STEPS] -- CMD [ARG...]\n");
+	fprintf(stderr, "usage: oracle [-t] [-o FILE] [-l MAX_STEPS] -- CMD [ARG...]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long long steps = 0, branches = 0, syscalls = 0, signals = 0;
-	unsigned long long unexplained = 0, max_steps = 5000000;
 	const char *out_name = NULL;
-	int opt, status, inject = 0;
-	uint64_t pc, next;
+	struct thread *t;
+	int opt, status;
 	char path[64];
-	FILE *out;
+	long options;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "+o:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "+to:l:")) != -1) {
 		switch (opt) {
+		case 't':
+			follow = 1;
+			break;
 		case 'o':
 			out_name = optarg;
 			break;
@@ -314,17 +621,12 @@ int main(int argc, char **argv)
 	cache = calloc(CACHE_SIZE, sizeof(*cache));
 	if (!cache)
 		die("oracle: calloc");
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK ||
-	    cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
-		fprintf(stderr, "oracle: capstone init failed\n");
-		return 2;
-	}
 
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
+	leader = fork();
+	if (leader < 0)
 		die("oracle: fork");
-	if (pid == 0) {
+	if (leader == 0) {
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 			die("oracle: PTRACE_TRACEME");
 		execvp(argv[optind], &argv[optind]);
@@ -334,132 +636,60 @@ int main(int argc, char **argv)
 	}
 
 	/* The exec SIGTRAP: stopped at the new image's entry point. */
-	if (waitpid(pid, &status, 0) != pid)
+	if (waitpid(leader, &status, 0) != leader)
 		die("oracle: waitpid");
 	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP) {
 		fprintf(stderr, "oracle: %s did not start (status %#x)\n",
 			argv[optind], status);
 		return 2;
 	}
-	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)PTRACE_O_EXITKILL))
+	options = PTRACE_O_EXITKILL | (follow ? PTRACE_O_TRACECLONE : 0);
+	if (ptrace(PTRACE_SETOPTIONS, leader, NULL, (void *)options))
 		die("oracle: PTRACE_SETOPTIONS");
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	snprintf(path, sizeof(path), "/proc/%d/mem", leader);
 	memfd = open(path, O_RDONLY);
 	if (memfd < 0)
 		die(path);
 
-	pc = peek_user(pid, REG(rip));
-	fprintf(out, "# start %llx\n", (unsigned long long)pc);
+	mode32 = peek_user(leader, REG(cs)) == USER32_CS;
+	if (cs_open(CS_ARCH_X86, mode32 ? CS_MODE_32 : CS_MODE_64, &cs) !=
+	    CS_ERR_OK || cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
+		fprintf(stderr, "oracle: capstone init failed\n");
+		return 2;
+	}
+
+	t = add_thread(leader);
+	start_thread(t);
+	step(t);
 
 	for (;;) {
-		struct insn *in = lookup(pc);
-		int taken = -1;
-		siginfo_t si;
-
-		if (in->kind == K_COND && in->target == pc + in->len)
-			taken = cond_taken(pid, in);
-		if (++steps > max_steps) {
-			fprintf(stderr, "oracle: more than %llu steps\n",
-				max_steps);
-			kill(pid, SIGKILL);
-			return 2;
-		}
-		if (ptrace(PTRACE_SINGLESTEP, pid, NULL,
-			   (void *)(long)inject))
-			die("oracle: PTRACE_SINGLESTEP");
-		inject = 0;
-		if (waitpid(pid, &status, 0) != pid)
+		pid = waitpid(follow ? -1 : leader, &status,
+			      follow ? __WALL : 0);
+		if (pid < 0)
 			die("oracle: waitpid");
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			break;
+		t = find_thread(pid);
+		/* -t: a new thread, stopped before its parent's clone event. */
+		if (!t)
+			t = add_thread(pid);
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (!follow || pid == leader)
+				break;
+			thread_gone(t, status);
+			continue;
+		}
 		if (!WIFSTOPPED(status)) {
 			fprintf(stderr, "oracle: odd status %#x\n", status);
 			return 2;
 		}
-		next = peek_user(pid, REG(rip));
-
-		if (WSTOPSIG(status) != SIGTRAP) {
-			/*
-			 * Signal-delivery-stop: the stepped instruction did
-			 * not complete (a fault), or no instruction ran yet
-			 * since a syscall queued this signal.  Deliver it.
-			 */
-			inject = WSTOPSIG(status);
-			signals++;
-			fprintf(out, "# signal %d at %llx\n", inject,
-				(unsigned long long)next);
-			pc = next;
+		if (follow && thread_event(t, status))
 			continue;
-		}
-		if (ptrace(PTRACE_GETSIGINFO, pid, NULL, &si))
-			die("oracle: PTRACE_GETSIGINFO");
-		if (si.si_code == SIGTRAP) {
-			/* ptrace_notify(): entered a signal handler. */
-			fprintf(out, "# handler %llx\n",
-				(unsigned long long)next);
-			pc = next;
-			continue;
-		}
-		if (si.si_code != TRAP_TRACE && si.si_code != TRAP_BRKPT) {
-			/* A real SIGTRAP (kill, raise): pass it on. */
-			inject = SIGTRAP;
-			signals++;
-			fprintf(out, "# signal %d at %llx\n", inject,
-				(unsigned long long)next);
-			pc = next;
-			continue;
-		}
-
-		/* The instruction at pc completed; next is its successor. */
-		switch (in->kind) {
-		case K_COND:
-			if (taken < 0)
-				taken = next != pc + in->len;
-			if (taken && next != in->target)
-				goto odd;
-			break;
-		case K_UNCOND:
-			taken = 1;
-			if (in->target && next != in->target)
-				goto odd;
-			break;
-		case K_KERNEL:
-			syscalls++;
-			if (next != pc + in->len)
-				fprintf(out, "# %s %llx returned to %llx\n",
-					cs_insn_name(cs, in->id),
-					(unsigned long long)pc,
-					(unsigned long long)next);
-			break;
-		case K_REP:
-			if (next != pc && next != pc + in->len)
-				goto odd;
-			break;
-		default:
-			if (!in->len && next > pc && next - pc <= 15)
-				in->len = next - pc;
-			if (next != pc + in->len)
-				goto odd;
-			break;
-		}
-		if (taken > 0) {
-			branches++;
-			/* "jmp*", "call*": indirect, through a register or memory */
-			fprintf(out, "%llx %llx %s%s\n", (unsigned long long)pc,
-				(unsigned long long)next,
-				cs_insn_name(cs, in->id),
-				in->indirect ? "*" : "");
-		}
-		pc = next;
-		continue;
-odd:
-		unexplained++;
-		fprintf(out, "# UNEXPLAINED %llx %llx %s\n",
-			(unsigned long long)pc, (unsigned long long)next,
-			cs_insn_name(cs, in->id));
-		pc = next;
+		stopped(t, status);
 	}
 
+	if (follow) {
+		thread_gone(t, status);
+		fprintf(out, "# threads %llu\n", nthreads);
+	}
 	fprintf(out, "# summary steps=%llu branches=%llu syscalls=%llu",
 		steps, branches, syscalls);
 	fprintf(out, " signals=%llu unexplained=%llu status=%#x\n",

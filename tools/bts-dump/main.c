@@ -119,7 +119,7 @@ static void print_usage(FILE *f)
 		"      --lossy         do not slow the program down when bts-dump falls\n"
 		"                      behind; lost records are reported\n"
 		"      --size N        buffer N records per thread (default %u)\n"
-		"      --ring N        keep only the last N branches of each thread, printed\n"
+		"      --ring N        keep only the last N records of each thread, printed\n"
 		"                      when it exits (or is killed)\n"
 		"      --no-inherit    trace only the one thread, not the threads and\n"
 		"                      processes it creates\n"

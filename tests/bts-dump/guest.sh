@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/bts-dump/guest.sh RESULTS BUILD BTS_DUMP PROG...
+#
+# Runs in the test VM, as root (started by tests/bts-dump/run): traces
+# each PROG (BUILD/progs/PROG) with the oracle (-t: every thread) and with
+# bts-dump, and leaves the raw results in RESULTS, where the host compares
+# them:
+#
+#   PROG/oracle     oracle -t                       -> oracle.txt
+#   PROG/dump       bts-dump --format=jsonl         -> dump.jsonl
+#   PROG/ring       bts-dump --ring 64 (jsonl)      -> ring.jsonl
+#   PROG/raw        bts-dump --format=raw           -> dump.raw
+#   calls/text      bts-dump (text format)          -> dump.txt
+#   threads/noinherit  bts-dump --no-inherit        -> noinherit.jsonl
+#   env/*           the environment of env(1) run plainly and by bts-dump
+#   nobody/*        as the unprivileged user: trace calls; attach to
+#                   a process of one's own, and to one of root's
+#   abi/*           BUILD/abi (abi.c), the ABI rules of /dev/bts, as root
+#                   and as the unprivileged user
+#   lossless/*      bts-dump --progress of BUILD/progs/spin (10^7
+#                   branches) in raw format, counted in the VM (rawcheck)
+#
+# Each step leaves STEP.rc (exit status), STEP.out and STEP.err (the
+# traced program's and the tool's output) and STEP.secs (wall time).
+#
+# Every traced run gets the same environment, no ASLR (setarch -R) and
+# its stdout in a regular file in RESULTS, so glibc's start-up takes the
+# same branches each time and the traces compare record by record.
+set -u
+
+res=$1 build=$2 dump=$3
+shift 3
+progs=$build/progs
+
+run_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LC_ALL=C
+	setarch x86_64 -R)
+as_nobody=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups)
+
+# step NAME CMD...: run CMD, its output in NAME.out/.err, status in NAME.rc
+step()
+{
+	local name=$1 start
+	shift
+	start=$EPOCHREALTIME
+	"$@" >"$res/$name.out" 2>"$res/$name.err"
+	echo $? >"$res/$name.rc"
+	awk -v a="$start" -v b="$EPOCHREALTIME" \
+		'BEGIN { printf "%.1f\n", b - a }' >"$res/$name.secs"
+}
+
+# dir NAME: a results folder the unprivileged user may write to
+dir()
+{
+	mkdir -p "$res/$1" && chmod 0777 "$res/$1"
+}
+
+cd /tmp || exit 125
+ulimit -c 0
+uname -v >"$res/uname"
+for p in "$@"; do
+	dir "$p" || exit 125
+done
+
+# The oracle's runs go on beside everything else: single-stepping is what
+# takes time, the VM has two CPUs, and no trace depends on timing.
+for p in "$@"; do
+	step "$p/oracle" "${run_env[@]}" "$build/oracle" -t \
+		-o "$res/$p/oracle.txt" -- "$progs/$p"
+done &
+oracles=$!
+
+for p in "$@"; do
+	step "$p/dump" "${run_env[@]}" "$dump" --format=jsonl \
+		-o "$res/$p/dump.jsonl" -- "$progs/$p"
+	step "$p/ring" "${run_env[@]}" "$dump" --ring 64 --format=jsonl \
+		-o "$res/$p/ring.jsonl" -- "$progs/$p"
+	step "$p/raw" "${run_env[@]}" "$dump" --format=raw \
+		-o "$res/$p/dump.raw" -- "$progs/$p"
+	case $p in
+	calls)
+		step calls/text "${run_env[@]}" "$dump" \
+			-o "$res/calls/dump.txt" -- "$progs/calls"
+		;;
+	threads)
+		step threads/noinherit "${run_env[@]}" "$dump" --no-inherit \
+			--format=jsonl -o "$res/threads/noinherit.jsonl" \
+			-- "$progs/threads"
+		;;
+	esac
+done
+
+# bts-dump must give the traced program the environment it got, as the
+# oracle does (it execs the program with its own).
+dir env || exit 125
+step env/plain "${run_env[@]}" /usr/bin/env -0
+step env/dump "${run_env[@]}" "$dump" -q --format=raw -o /dev/null -- \
+	/usr/bin/env -0
+
+# Unprivileged: trace one's own program; attach to one's own process and
+# to one of root's.
+dir nobody || exit 125
+step nobody/calls "${as_nobody[@]}" "${run_env[@]}" "$dump" \
+	--format=jsonl -o "$res/nobody/calls.jsonl" -- "$progs/calls"
+"${as_nobody[@]}" sleep 5 &
+own=$!
+sleep 60 &
+root=$!
+# Until it has exec'ed sleep, the first is still root's.
+for _ in $(seq 100); do
+	[ "$(readlink "/proc/$own/exe")" = /usr/bin/sleep ] && break
+	sleep 0.1
+done
+echo "$own" >"$res/nobody/own.pid"
+step nobody/own "${as_nobody[@]}" timeout 30 "$dump" -p "$own" \
+	--format=jsonl -o "$res/nobody/own.jsonl"
+step nobody/root "${as_nobody[@]}" timeout 30 "$dump" -p "$root" \
+	--format=jsonl -o "$res/nobody/root.jsonl"
+# As the unprivileged user, with root's process and a set-user-ID program.
+dir abi || exit 125
+step abi/root timeout 120 "$build/abi"
+step abi/nobody "${as_nobody[@]}" timeout 120 "$build/abi" "$root" \
+	/usr/bin/mount
+kill "$root"
+wait "$own" "$root"
+
+# Lossless: ten million branches, every one kept, counted here (the raw
+# file is 240 MB: the VM's memory, not the shared folder, holds it).
+dir lossless || exit 125
+step lossless/dump "${run_env[@]}" "$dump" --progress --format=raw \
+	-o /tmp/spin.raw -- "$progs/spin"
+ls -l /tmp/spin.raw >"$res/lossless/size"
+mapfile -t ranges <"$build/spin.ranges"
+step lossless/rawcheck "$build/rawcheck" "${ranges[@]}" /tmp/spin.raw
+rm -f /tmp/spin.raw
+
+wait "$oracles"
+exit 0
