@@ -20,9 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/bts.h>
+#include <linux/sched.h>
 
 static int nr, failed;
 
@@ -290,6 +292,54 @@ static void setuid_exec(const char *path)
 	    path, suid);
 }
 
+/*
+ * A clone that fails late (clone3() with CLONE_PIDFD and a bad pidfd
+ * pointer fails after the child was copied) leaves no traced thread: the
+ * layer only follows children once a clone cannot fail.
+ */
+static void failed_clone(void)
+{
+	struct bts_attach a = { .size = sizeof(a), .flags = BTS_ATTACH_INHERIT };
+	struct bts_status st = { .size = sizeof(st) };
+	struct bts_record r[512];
+	int fd, status, err;
+	pid_t pid;
+
+	fd = dev();
+	pid = fork();
+	if (!pid) {
+		struct clone_args ca = {
+			.flags		= CLONE_PIDFD,
+			.pidfd		= 8,	/* not a user address */
+			.exit_signal	= SIGCHLD,
+		};
+		int i, bad = 0;
+
+		sleep(1);	/* the parent attaches */
+		for (i = 0; i < 100; i++) {
+			long ret = syscall(SYS_clone3, &ca, sizeof(ca));
+
+			if (!ret)
+				_exit(0);	/* must not happen */
+			bad += ret != -1 || errno != EFAULT;
+		}
+		_exit(bad ? 2 : 0);
+	}
+	a.pid = pid;
+	err = ioctl_err(fd, BTS_IOC_ATTACH, &a);
+	waitpid(pid, &status, 0);
+	tap(!err && WIFEXITED(status) && !WEXITSTATUS(status),
+	    "100 clone3() calls failing late with EFAULT in a traced process (status %#x)",
+	    status);
+	while (read(fd, r, sizeof(r)) > 0)
+		;
+	err = ioctl_err(fd, BTS_IOC_STATUS, &st);
+	tap(!err && st.threads == 1 && !st.untraced,
+	    "the failed clones left no traced thread (%u threads, %u untraced)",
+	    st.threads, st.untraced);
+	close(fd);
+}
+
 /* A ring of 4: the last 4 branches, readable once the thread is gone. */
 static void ring(void)
 {
@@ -322,6 +372,7 @@ int main(int argc, char **argv)
 	targets(argc > 1 ? argv[1] : NULL);
 	session(512);
 	session(1);
+	failed_clone();
 	ring();
 	if (argc > 2)
 		setuid_exec(argv[2]);

@@ -274,6 +274,9 @@ static void *dsc_task_fork(struct ds_consumer *c, struct ds_consumer *child,
 			  d->name);
 		return d;
 	}
+	/* Not traced (no memory): nothing to count or release. */
+	if (!child)
+		return d;
 	i = atomic_inc_return(&d->nr_kids) - 1;
 	if (i < DSC_MAX_KIDS)
 		WRITE_ONCE(d->kids[i], child);

@@ -123,8 +123,7 @@ static struct bts_thread *bts_thread_new(struct bts_file *f,
 /* Context: the file's lock, or the thread was never published. */
 static void bts_thread_free(struct bts_thread *t)
 {
-	if (t->task)
-		put_task_struct(t->task);
+	put_task_struct(t->task);
 	kvfree(t->last);
 	kfree(t);
 }
@@ -140,7 +139,7 @@ static void bts_thread_ids(struct bts_thread *t)
 	struct bts_file *f = t->file;
 
 	spin_lock(&f->threads_lock);
-	if (!t->tid && t->task) {
+	if (!t->tid) {
 		t->tid = task_pid_nr_ns(t->task, f->ns);
 		t->tgid = task_tgid_nr_ns(t->task, f->ns);
 	}
@@ -191,30 +190,18 @@ static enum ds_overflow_action bts_dev_overflow(struct ds_consumer *c,
 	return DS_OVERFLOW_CONTINUE;
 }
 
-/*
- * Context: process, the exiting thread, which has its ids still; or the
- * parent of a child whose clone failed, which is freed whatever its
- * references, never ran and has no ids.
- */
+/* Context: process, the exiting thread, which has its ids still. */
 static void bts_dev_task_exit(struct ds_consumer *c, void *data)
 {
 	struct bts_thread *t = data;
 	struct bts_file *f = t->file;
-	struct task_struct *failed = NULL;
 
-	if (t->task == current)
-		bts_thread_ids(t);
+	bts_thread_ids(t);
 	if (f->attach.mode == BTS_MODE_RING)
 		bts_thread_snapshot(t, c);
 	spin_lock(&f->threads_lock);
 	t->exited = true;
-	if (t->task != current) {
-		failed = t->task;
-		t->task = NULL;
-	}
 	spin_unlock(&f->threads_lock);
-	if (failed)
-		put_task_struct(failed);
 	wake_up(&f->wait);
 }
 
@@ -225,10 +212,11 @@ static void bts_dev_task_exit(struct ds_consumer *c, void *data)
 static void *bts_dev_task_fork(struct ds_consumer *c,
 			       struct ds_consumer *child, void *data)
 {
-	struct bts_thread *parent = data, *t, *traced = NULL;
+	struct bts_thread *parent = data, *t = NULL, *traced = NULL;
 	struct bts_file *f = parent->file;
 
-	t = bts_thread_new(f, ds_bts_task(child));
+	if (child)
+		t = bts_thread_new(f, ds_bts_task(child));
 	if (t)
 		t->consumer = child;
 	spin_lock(&f->threads_lock);
@@ -238,7 +226,7 @@ static void *bts_dev_task_fork(struct ds_consumer *c,
 		traced = t;
 		t = NULL;
 		child = NULL;
-	} else if (!t) {
+	} else if (!t && !f->detached) {
 		/* Reported in the status, not silently lost. */
 		f->untraced++;
 	}
@@ -284,7 +272,7 @@ static bool bts_thread_readable(struct bts_file *f, struct bts_thread *t)
 {
 	struct ds_bts_status st;
 
-	if (t->done)
+	if (READ_ONCE(t->done))
 		return false;
 	if (t->exited || t->detached)
 		return true;
@@ -322,7 +310,7 @@ static bool bts_finished(struct bts_file *f)
 	ret = true;
 	spin_lock(&f->threads_lock);
 	list_for_each_entry(t, &f->threads, node) {
-		if (!t->done) {
+		if (!READ_ONCE(t->done)) {
 			ret = false;
 			break;
 		}
@@ -471,7 +459,7 @@ static int bts_read_thread(struct bts_file *f, struct bts_reader *r,
 		if (st.pending)
 			return 0;
 	}
-	/* A thread that never ran (its clone failed) leaves no trace. */
+	/* A thread that never ran user code may have no ids here. */
 	if (exited && t->tid) {
 		ret = t->announced ? r->room > 0 : bts_put_header(f, r, t);
 		if (ret <= 0)
@@ -482,7 +470,9 @@ static int bts_read_thread(struct bts_file *f, struct bts_reader *r,
 		f->reading = NULL;
 	}
 	bts_thread_release(f, t);
-	t->done = true;
+	kvfree(t->last);
+	t->last = NULL;
+	WRITE_ONCE(t->done, true);
 	return 0;
 }
 
@@ -493,14 +483,16 @@ static int bts_read_thread(struct bts_file *f, struct bts_reader *r,
  */
 static int bts_read_threads(struct bts_file *f, struct bts_reader *r)
 {
-	struct bts_thread *t, *start = f->reading;
+	struct bts_thread *t, *start = NULL;
 	bool wrapped = false;
 	int ret;
 
 	spin_lock(&f->threads_lock);
 	t = list_first_entry_or_null(&f->threads, struct bts_thread, node);
-	if (start && !start->done)
+	if (f->reading && !list_is_last(&f->reading->node, &f->threads)) {
+		start = list_next_entry(f->reading, node);
 		t = start;
+	}
 	spin_unlock(&f->threads_lock);
 
 	while (t && r->room) {
@@ -636,6 +628,9 @@ static void bts_detach(struct bts_file *f)
 		if (!t->consumer)
 			continue;
 		if (f->attach.mode == BTS_MODE_RING) {
+			/* A still ring: the copy need not race the thread. */
+			if (!exited)
+				ds_suspend_bts(t->consumer);
 			bts_thread_snapshot(t, t->consumer);
 			bts_thread_release(f, t);
 		} else if (!exited) {
@@ -767,7 +762,7 @@ static long bts_ioctl_attach(struct bts_file *f,
 
 	if (get_user(size, &uattach->size))
 		return -EFAULT;
-	if (size < BTS_ATTACH_SIZE_VER0)
+	if (size < BTS_ATTACH_SIZE_VER0 || size > PAGE_SIZE)
 		return -EINVAL;
 	ret = copy_struct_from_user(&a, sizeof(a), uattach, size);
 	if (ret)

@@ -88,7 +88,6 @@ static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
  * @callbacks: task_exit and task_fork calls under way; release waits for 0
  * @suspended: record nothing; read by producers without a lock
  * @dead: released; a waiting task stops waiting
- * @task_gone: @cfg.task was a child whose clone failed: it was freed
  * @quiet: suspended or its task exited, and every producer has seen it: the
  *	consumer may write the stream's last loss record
  * @notified: @notify is queued or running
@@ -107,7 +106,6 @@ struct ds_consumer {
 	atomic_t		callbacks;
 	bool			suspended;
 	bool			dead;
-	bool			task_gone;
 	bool			quiet;
 	atomic_t		notified;
 	atomic_t		notify_missed;
@@ -729,14 +727,10 @@ static void ds_sync(struct ds_consumer *c, enum ds_sync_change change)
 	struct ds_sync_arg arg = { .c = c, .change = change };
 	struct task_struct *task = c->cfg.task;
 
-	if (!c->task_gone) {
-		if (!task)
-			smp_call_function_single(c->cfg.cpu, ds_sync_fn, &arg,
-						 1);
-		else if (task_curr(task))
-			smp_call_function_single(task_cpu(task), ds_sync_fn,
-						 &arg, 1);
-	}
+	if (!task)
+		smp_call_function_single(c->cfg.cpu, ds_sync_fn, &arg, 1);
+	else if (task_curr(task))
+		smp_call_function_single(task_cpu(task), ds_sync_fn, &arg, 1);
 	if (!arg.done)
 		ds_set_suspended(c, change);
 }
@@ -779,7 +773,7 @@ static void ds_consumer_put(struct ds_consumer *c)
 {
 	if (!refcount_dec_and_test(&c->refs))
 		return;
-	if (c->cfg.task && !c->task_gone)
+	if (c->cfg.task)
 		put_task_struct(c->cfg.task);
 	kvfree(c->stream.buf);
 	kfree(c);
@@ -795,11 +789,15 @@ static void ds_throttle_fn(struct callback_head *head)
 					     throttle);
 
 	atomic_set(&c->throttle_queued, 0);
-	/* An exiting task produces nothing more worth waiting for. */
+	/*
+	 * An exiting task produces nothing more worth waiting for, nor does
+	 * one whose consumer suspended it.
+	 */
 	if (!(current->flags & PF_EXITING) &&
 	    ds_stream_pending(&c->stream) > c->limit) {
 		atomic64_inc(&c->throttled);
 		wait_event_state(c->wait, READ_ONCE(c->dead) ||
+				 READ_ONCE(c->suspended) ||
 				 ds_stream_pending(&c->stream) <= c->limit,
 				 (TASK_KILLABLE | TASK_FREEZABLE));
 	}
@@ -1149,8 +1147,7 @@ void ds_release_bts(struct ds_consumer *c)
 {
 	mutex_lock(&ds_mutex);
 	/* A task that exited has no set left; removal is then a no-op. */
-	if (!c->task_gone)
-		ds_set_update(ds_set_slot(&c->cfg), NULL, c);
+	ds_set_update(ds_set_slot(&c->cfg), NULL, c);
 	mutex_unlock(&ds_mutex);
 	/* Make the hardware follow; no producer finds @c after this. */
 	ds_sync(c, DS_SYNC_NONE);
@@ -1162,8 +1159,7 @@ void ds_release_bts(struct ds_consumer *c)
 	wake_up_all(&c->wait);
 	irq_work_sync(&c->notify);
 	/* A throttle that has not run yet no longer needs @c. */
-	if (c->cfg.task && !c->task_gone &&
-	    task_work_cancel(c->cfg.task, &c->throttle))
+	if (c->cfg.task && task_work_cancel(c->cfg.task, &c->throttle))
 		ds_consumer_put(c);
 
 	/* Not held above: a clone we waited for requests consumers. */
@@ -1188,6 +1184,8 @@ EXPORT_SYMBOL_GPL(ds_release_bts);
 void ds_suspend_bts(struct ds_consumer *c)
 {
 	ds_sync(c, DS_SYNC_SUSPEND);
+	/* A task held back in lossless mode goes on. */
+	wake_up_all(&c->wait);
 	/*
 	 * A continuous stream may owe a loss record.  Producers run under
 	 * RCU: after a grace period none that missed the flag is left.  (A
@@ -1347,7 +1345,8 @@ EXPORT_SYMBOL_GPL(ds_bts_status);
 
 /**
  * ds_exit_thread() - a traced task is exiting
- * @tsk: the task: current, or a child whose clone failed
+ * @tsk: the task: current, or a child whose clone failed, which never had
+ *	a consumer (ds_fork_thread() runs once a clone cannot fail)
  *
  * Its last records reach the streams, and its consumers are told.  They
  * stay valid until released.
@@ -1373,69 +1372,65 @@ void ds_exit_thread(struct task_struct *tsk)
 	if (!rcu_access_pointer(tsk->thread.ds_consumers))
 		return;
 	/* The task's last records, while its streams are still published. */
-	if (tsk == current) {
-		local_irq_disable();
-		ds_sync_local(NULL);
-		local_irq_enable();
-	}
+	local_irq_disable();
+	ds_sync_local(NULL);
+	local_irq_enable();
 	mutex_lock(&ds_mutex);
 	set = rcu_dereference_protected(tsk->thread.ds_consumers,
 					lockdep_is_held(&ds_mutex));
 	RCU_INIT_POINTER(tsk->thread.ds_consumers, NULL);
-	for (i = 0; set && i < set->nr; i++) {
+	for (i = 0; set && i < set->nr; i++)
 		ds_callback_get(set->c[i]);
-		/* A failed clone's child is freed whatever its references. */
-		if (tsk != current)
-			set->c[i]->task_gone = true;
-	}
 	mutex_unlock(&ds_mutex);
 	if (!set)
 		return;
 	/* Stop tracing the rest of the exit. */
-	if (tsk == current) {
-		local_irq_disable();
-		ds_sync_local(NULL);
-		local_irq_enable();
-	}
+	local_irq_disable();
+	ds_sync_local(NULL);
+	local_irq_enable();
 	synchronize_rcu();
 
 	for (i = 0; i < set->nr; i++) {
 		struct ds_consumer *c = set->c[i];
 
-		/* No producer is left: the stream may have ended away. */
-		ds_stream_end(&c->stream);
+		/*
+		 * No producer is left: the stream may have ended away.  A
+		 * quiet (suspended) one has a consumer appending its loss
+		 * record, and no end to report.
+		 */
+		if (!READ_ONCE(c->quiet))
+			ds_stream_end(&c->stream);
 		WRITE_ONCE(c->quiet, true);
 		if (c->cfg.ops && c->cfg.ops->task_exit)
 			c->cfg.ops->task_exit(c, c->cfg.data);
-		if (c->task_gone)
-			put_task_struct(tsk);
 		ds_callback_put(c);
 	}
 	kfree(set);
 }
 
 /**
- * ds_fork_thread() - a traced task creates a thread or process
+ * ds_fork_thread() - a traced task created a thread or process
  * @child: the new task, not running yet
  *
  * Every DS_BTS_INHERIT consumer of current gets a like consumer of @child,
- * handed to its task_fork callback.  The child's trace starts when it
- * first runs.
+ * handed to its task_fork callback, or NULL there if @child cannot be
+ * traced (no memory, the hardware busy): the clone goes on regardless.
+ * The child's trace starts when it first runs.  Called once the clone
+ * cannot fail any more: a failed clone's task is freed whatever its
+ * references, and must never have had a consumer.
  *
- * Context: process, copy_thread() of a user task, may sleep.
- * Return: 0, or the error that must fail the clone.
+ * Context: process, arch_post_fork(), may sleep.
  */
-int ds_fork_thread(struct task_struct *child)
+void ds_fork_thread(struct task_struct *child)
 {
 	struct ds_consumer *cons[DS_MAX_CONSUMERS];
 	unsigned int i, n = 0;
 	struct ds_set *set;
-	int ret = 0;
 
 	/* Only current changes its set, apart from releases. */
 	if (!static_branch_unlikely(&ds_active) ||
 	    !rcu_access_pointer(current->thread.ds_consumers))
-		return 0;
+		return;
 	mutex_lock(&ds_mutex);
 	set = rcu_dereference_protected(current->thread.ds_consumers,
 					lockdep_is_held(&ds_mutex));
@@ -1453,10 +1448,10 @@ int ds_fork_thread(struct task_struct *child)
 		struct ds_consumer *c;
 
 		cfg.task = child;
-		c = ret ? NULL : ds_request_bts(&cfg);
+		c = ds_request_bts(&cfg);
 		if (IS_ERR(c)) {
-			ret = PTR_ERR(c);
-		} else if (c) {
+			cfg.ops->task_fork(cons[i], NULL, cfg.data);
+		} else {
 			/*
 			 * The child's callbacks cannot run before this; the
 			 * callback may release @c, so it is held until then.
@@ -1468,10 +1463,6 @@ int ds_fork_thread(struct task_struct *child)
 		}
 		ds_callback_put(cons[i]);
 	}
-	/* The clone fails: the child's consumers see it exit. */
-	if (ret)
-		ds_exit_thread(child);
-	return ret;
 }
 
 /* perf's BTS users: mutual exclusion, until they become consumers. */

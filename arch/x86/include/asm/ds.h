@@ -53,8 +53,10 @@ enum ds_overflow_action {
  * @task_fork: with DS_BTS_INHERIT, the traced task created a thread or a
  *	process, traced by @child, a new consumer like @c that the callback
  *	now owns; ds_bts_task() tells which task.  Returns the data that
- *	@child's callbacks get.  Context: process, the parent in clone(),
- *	before the child runs; may sleep.  Required with DS_BTS_INHERIT.
+ *	@child's callbacks get.  @child is NULL when the new task could not
+ *	be traced (no memory, the hardware busy).  Context: process, the
+ *	parent in clone() once the clone cannot fail, before the child runs;
+ *	may sleep.  Required with DS_BTS_INHERIT.
  */
 struct ds_bts_ops {
 	enum ds_overflow_action (*overflow)(struct ds_consumer *c, void *data);
@@ -156,7 +158,7 @@ void ds_cpu_shutdown(void);
 DECLARE_STATIC_KEY_FALSE(ds_active);
 void __ds_switch_to(struct task_struct *prev, struct task_struct *next);
 void ds_exit_thread(struct task_struct *tsk);
-int ds_fork_thread(struct task_struct *child);
+void ds_fork_thread(struct task_struct *child);
 
 /* Nothing on the context switch path unless a consumer exists. */
 static __always_inline void ds_switch_to(struct task_struct *prev,
@@ -181,7 +183,7 @@ static inline void ds_unclaim_bts_hw(void) { }
 static inline void ds_switch_to(struct task_struct *prev,
 				struct task_struct *next) { }
 static inline void ds_exit_thread(struct task_struct *tsk) { }
-static inline int ds_fork_thread(struct task_struct *child) { return 0; }
+static inline void ds_fork_thread(struct task_struct *child) { }
 
 /* Without the layer, perf's PEBS code still needs the save area. */
 static inline struct debug_store *ds_area(int cpu)
