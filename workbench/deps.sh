@@ -2,8 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install every Debian package the workbench needs.  Idempotent: when all
-# packages are present and the deb-src entry exists it does nothing, so
-# `make check` can call it on every run without touching the network.
+# packages are present and apt's source index has Debian's QEMU 7.2 it does
+# nothing, so `make check` can call it on every run without touching the
+# network.  linux-source-6.12 is installed at the version patches/ is made
+# for (workbench/base-versions) while the mirror has it.
+#
+# For the workbench's self-tests: BTS_DEPS_SRC_LIST replaces the deb-src
+# file's path.
 set -euo pipefail
 
 packages=(
@@ -17,11 +22,14 @@ packages=(
 	seabios qemu-system-data
 	# guest-side clients and tools: perf, gdb, symbols, instruction decode
 	linux-perf gdb elfutils libdw-dev libcapstone-dev valgrind util-linux
+	# the guest tests' pgrep
+	procps
 	# bts-dump's fuzzer (tools/bts-dump/fuzz): clang and its libFuzzer
 	clang libclang-rt-14-dev
 )
 
-src_list=/etc/apt/sources.list.d/bts-workbench-src.sources
+src_list=${BTS_DEPS_SRC_LIST:-/etc/apt/sources.list.d/bts-workbench-src.sources}
+here=$(dirname "$(realpath "$0")")
 
 as_root()
 {
@@ -62,20 +70,55 @@ if [ ! -e "$src_list" ]; then
 	need_update=1
 fi
 
+# One dpkg-query for all (it skips unknown names, and exits 1 for them).
+declare -A installed=()
+while read -r p; do
+	installed[$p]=1
+done < <({ dpkg-query -W -f='${Status} ${Package}\n' "${packages[@]}" 2>/dev/null || true; } |
+	sed -n 's/^install ok installed //p')
 missing=()
 for p in "${packages[@]}"; do
-	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-		grep -q '^install ok installed$'; then
-		missing+=("$p")
-	fi
+	[ -n "${installed[$p]:-}" ] || missing+=("$p")
 done
+
+# `make qemu` fetches QEMU 7.2's source: apt's lists must have it (images
+# often ship without lists, or remove them after installing).
+qemu_source_known()
+{
+	{ apt-cache showsrc --only-source qemu 2>/dev/null || true; } |
+		grep -qE '^Version: 1:7\.2[+.~-]'
+}
+if [ -z "$need_update" ] && ! qemu_source_known; then
+	need_update=1
+fi
 
 if [ -z "$need_update" ] && [ ${#missing[@]} -eq 0 ]; then
 	exit 0
 fi
 
-echo "deps: installing ${missing[*]:-(source index only)}" >&2
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}" >&2
+else
+	echo "deps: updating apt's package lists (they lack the QEMU 7.2 source)" >&2
+fi
 as_root apt-get update -q
+if ! qemu_source_known; then
+	echo "deps: warning: apt's lists have no source of Debian 12's QEMU 7.2, which 'make qemu' needs: are Debian 12 (bookworm) and a deb-src entry ($src_list) in apt's sources?" >&2
+fi
+# The kernel source at the version patches/ is made for, while the mirror
+# has it (bookworm-security keeps a few); else the newest, which `make
+# kernel` checks the patches against.
+made_for=$(awk '$1 == "linux-source-6.12" { print $2 }' "$here/base-versions")
+for i in "${!missing[@]}"; do
+	[ "${missing[$i]}" = linux-source-6.12 ] || continue
+	if { apt-cache madison linux-source-6.12 2>/dev/null || true; } |
+		awk -F' *[|] *' '{ sub(/^ +/, "", $1) } $1 == "linux-source-6.12" { print $2 }' |
+		grep -qxF "$made_for"; then
+		missing[$i]="linux-source-6.12=$made_for"
+	else
+		echo "deps: the mirror no longer has linux-source-6.12 $made_for (workbench/base-versions); installing its newest" >&2
+	fi
+done
 if [ ${#missing[@]} -gt 0 ]; then
 	as_root env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends "${missing[@]}"

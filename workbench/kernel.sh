@@ -16,6 +16,11 @@
 # Incremental: the overlay is copied by content (unchanged files keep their
 # timestamps), the series is re-applied only when it changed, and the config
 # is regenerated only when a fragment changed.
+#
+# patches/ is made for the linux-source-6.12 version in workbench/base-versions;
+# bookworm-security moves on.  A tree of another version is built with a
+# warning when the series still applies to it, and refused, with the command
+# that brings back the right version, when it does not.
 set -euo pipefail
 
 repo=$(realpath "$1")
@@ -53,7 +58,9 @@ if [ ! -e "$src/.bts-unpacked" ]; then
 	echo "  UNPACK  $tarball" >&2
 	rm -rf "$src" "$build/linux-source-6.12"
 	mkdir -p "$build"
-	tar -C "$build" -xf "$tarball"
+	# Unpacked files dated now, not as in the tarball: a new version
+	# replacing an old tree must not look older than its objects.
+	tar -C "$build" -m -xf "$tarball"
 	mv "$build/linux-source-6.12" "$src"
 	dpkg-query -W -f='${Package} ${Version}\n' linux-source-6.12 \
 		>"$src/.bts-unpacked"
@@ -87,7 +94,40 @@ cp "$list" "$manifest"
 
 # --- patches ------------------------------------------------------------
 if [ "$variant" != stock ]; then
-	"$here/quilt-sync.sh" "$src" "$repo/patches"
+	have=$(awk '{ print $2 }' "$src/.bts-unpacked")
+	made_for=$(awk '$1 == "linux-source-6.12" { print $2 }' "$here/base-versions")
+	rel=${src#"$PWD"/}
+	sudo=
+	[ "$(id -u)" -eq 0 ] || sudo="sudo "
+	refresh="${sudo}apt-get install --allow-downgrades linux-source-6.12=$made_for && rm -rf $rel && make kernel"
+	rc=0
+	"$here/quilt-sync.sh" "$src" "$repo/patches" || rc=$?
+	if [ $rc -ne 0 ]; then
+		if [ $rc -eq 2 ] && [ "$have" != "$made_for" ]; then
+			cat >&2 <<-EOF
+			kernel: $rel is Debian's linux-source-6.12 $have, but patches/ is
+			kernel: made for $made_for (workbench/base-versions) and does not apply.
+			kernel: To build on $made_for, run:
+			kernel:   $refresh
+			kernel: ('apt-cache policy linux-source-6.12' lists the versions the mirror
+			kernel: has.)  Without $made_for there, the patch named above must be
+			kernel: refreshed for $have:
+			kernel:   cd $rel && QUILT_PC=.pc-bts QUILT_PATCHES=$repo/patches quilt push -f
+			kernel: then fix the rejects, 'quilt refresh', 'quilt push -a', and record
+			kernel: $have in workbench/base-versions.
+			EOF
+		fi
+		exit 1
+	fi
+	if [ "$have" != "$made_for" ]; then
+		cat >&2 <<-EOF
+		kernel: warning: $rel is Debian's linux-source-6.12 $have, but patches/ is
+		kernel: warning: made for $made_for (workbench/base-versions).  The patches
+		kernel: warning: apply; if the tests pass, record $have there.  To build on
+		kernel: warning: $made_for instead, run:
+		kernel: warning:   $refresh
+		EOF
+	fi
 fi
 
 # Let ccache hit across checkouts (CI builds in a fresh clone): paths

@@ -18,9 +18,13 @@ out="$build/patches/out"
 map="$repo/patches/overlay.map"
 tarball=/usr/src/linux-source-6.12.tar.xz
 git=(git -C "$work" -c user.name="bts workbench" -c user.email=bts@example.invalid)
+here=$(dirname "$(realpath "$0")")
+installed=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
+made_for=$(awk '$1 == "linux-source-6.12" { print $2 }' "$here/base-versions")
 
-# The base: the pristine Debian tree, committed once.
-if ! "${git[@]}" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
+# The base: the pristine Debian tree, committed once per version.
+if ! "${git[@]}" rev-parse -q --verify refs/tags/base >/dev/null 2>&1 ||
+	[ "$("${git[@]}" log -1 --format=%s base)" != "Debian linux-source-6.12 $installed" ]; then
 	echo "  BASE    git repository of $tarball (once)" >&2
 	rm -rf "$work"
 	mkdir -p "$build/patches"
@@ -48,8 +52,14 @@ for f in $overlay; do
 	fi
 done
 
+if [ "$installed" != "$made_for" ]; then
+	echo "patches: warning: the base is Debian's linux-source-6.12 $installed, but patches/ is made for $made_for (workbench/base-versions)" >&2
+fi
 for p in $patches; do
-	"${git[@]}" apply --index "$repo/patches/$p"
+	if ! "${git[@]}" apply --index "$repo/patches/$p"; then
+		echo "patches: patches/$p does not apply to Debian's linux-source-6.12 $installed; patches/ is made for $made_for (workbench/base-versions): 'apt-get install --allow-downgrades linux-source-6.12=$made_for && make patches' builds on that" >&2
+		exit 1
+	fi
 	for f in $(awk -v p="$p" '$2 == p { print $1 }' "$map"); do
 		mkdir -p "$work/$(dirname "$f")"
 		cp "$repo/$f" "$work/$f"

@@ -12,6 +12,9 @@
 # quilt's state lives in TREE/.pc-bts, apart from any .pc a Debian source
 # package keeps for its own patches; TREE/.bts-synced-series says which
 # series was applied.
+#
+# Exit status 2: a patch of the series does not apply to TREE (the message
+# names it); 1: any other error.
 set -euo pipefail
 
 tree=$(realpath "$1")
@@ -49,8 +52,9 @@ fi
 rm -rf .pc-bts
 if [ -n "$patches" ]; then
 	if ! quilt --quiltrc /dev/null push -a -q; then
-		echo "quilt-sync: a patch in $patchdir does not apply to $tree" >&2
-		exit 1
+		bad=$(quilt --quiltrc /dev/null next 2>/dev/null || true)
+		echo "quilt-sync: ${bad:+${bad##*/} in }$patchdir does not apply to $tree" >&2
+		exit 2
 	fi
 fi
 echo "$want" >"$stamp"
