@@ -216,3 +216,6 @@ python3 "$here/report.py" "$samples" "$iters" "$iters_d" "$every" \
 	"$b1" "$b2" "$((SECONDS - start))" \
 	"$load_start" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(nproc)" |
 	tee "$results/report"
+
+# The emulation alone (no perf in the guest), and BTS off structurally
+"$here/qemu-bts-emu.sh"

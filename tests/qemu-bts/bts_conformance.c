@@ -53,6 +53,25 @@ static bool require_ds = true;
 module_param(require_ds, bool, 0444);
 MODULE_PARM_DESC(require_ds, "Fail (rather than skip) when the CPU has no DS/DTES64");
 
+/*
+ * The QEMU CPU's strict modes (bts-strict-threshold, bts-strict-btint and
+ * bts-strict-fault, all on or all off); the module cannot ask QEMU, so the
+ * runner says.
+ */
+static bool strict;
+module_param(strict, bool, 0444);
+MODULE_PARM_DESC(strict, "QEMU runs with bts-strict-{threshold,btint,fault}=on");
+
+static bool watch_plant;
+module_param(watch_plant, bool, 0444);
+MODULE_PARM_DESC(watch_plant,
+		 "Self-test: watched_buffer puts its data breakpoint below the buffer");
+
+static bool fault_probe;
+module_param(fault_probe, bool, 0444);
+MODULE_PARM_DESC(fault_probe,
+		 "Run strict_fault: store to an unmapped buffer, which must stop the VM");
+
 /* DS save area, 64-bit layout (DTES64), in u64 words */
 enum {
 	DS_BTS_BASE,		/* 0x00 */
@@ -950,21 +969,10 @@ static void bts_test_threshold_pmi(struct kunit *test)
 	if (nr >= 0)
 		bts_expect(test, "LVTPC masked", bts_records(), nr, exp, BTS_NJMPS);
 
-	/* BTINT = 0: no PMI, whatever the threshold */
-	bts_ds_init(BTS_PMI_SLOTS, 0, BTS_PMI_THR);
-	r.debugctl = BTS_TR_BTS;
-	r.lvtpc = APIC_DM_NMI;
-	bts_run_pmi(&r);
-	KUNIT_EXPECT_EQ_MSG(test, bts_pmi.count, 0,
-			    "PMIs with BTINT = 0 and the threshold crossed");
-	nr = bts_check_area(test, "BTINT = 0", -1);
-	bts_jmps_expected(exp, r.start, 0, BTS_NJMPS);
-	if (nr >= 0)
-		bts_expect(test, "BTINT = 0", bts_records(), nr, exp, BTS_NJMPS);
-
 	/* BTINT = 1, threshold beyond the absolute maximum: no PMI */
 	bts_ds_init(BTS_PMI_SLOTS, 0, BTS_NO_THRESHOLD);
 	r.debugctl = BTS_TR_BTS | DEBUGCTLMSR_BTINT;
+	r.lvtpc = APIC_DM_NMI;
 	bts_run_pmi(&r);
 	KUNIT_EXPECT_EQ_MSG(test, bts_pmi.count, 0, "PMIs with the threshold beyond the maximum");
 	nr = bts_check_area(test, "no threshold", -1);
@@ -972,6 +980,82 @@ static void bts_test_threshold_pmi(struct kunit *test)
 	if (nr >= 0)
 		bts_expect(test, "no threshold", bts_records(), nr, exp, BTS_NJMPS);
 
+	unregister_nmi_handler(NMI_LOCAL, "bts_conformance");
+}
+
+/*
+ * BTINT = 0 with the threshold inside the buffer.  Leniently, no PMI.  With
+ * bts-strict-btint, the PMI comes as with BTINT = 1: the SDM asks for a
+ * threshold beyond the absolute maximum as well as BTINT = 0 when no
+ * interrupt is wanted, so clearing BTINT alone is not trusted to stop it.
+ */
+static void bts_test_btint_clear(struct kunit *test)
+{
+	struct bts_pmi_run r = {};
+	struct bts_branch exp[BTS_NJMPS];
+	int err, nr;
+
+	bts_require(test);
+	err = register_nmi_handler(NMI_LOCAL, bts_nmi_handler, 0, "bts_conformance");
+	KUNIT_ASSERT_EQ(test, err, 0);
+
+	bts_ds_init(BTS_PMI_SLOTS, 0, BTS_PMI_THR);
+	r.debugctl = BTS_TR_BTS;
+	r.lvtpc = APIC_DM_NMI;
+	bts_run_pmi(&r);
+	KUNIT_EXPECT_EQ(test, r.err, 0);
+	if (strict) {
+		bts_check_pmi_stream(test, "BTINT = 0, threshold in the buffer (strict)", &r);
+	} else {
+		KUNIT_EXPECT_EQ_MSG(test, bts_pmi.count, 0,
+				    "PMIs with BTINT = 0 and the threshold crossed");
+		nr = bts_check_area(test, "BTINT = 0", -1);
+		bts_jmps_expected(exp, r.start, 0, BTS_NJMPS);
+		if (nr >= 0)
+			bts_expect(test, "BTINT = 0", bts_records(), nr, exp, BTS_NJMPS);
+	}
+	unregister_nmi_handler(NMI_LOCAL, "bts_conformance");
+}
+
+/*
+ * BTINT = 1 with a threshold 8 bytes past a record boundary, which the
+ * index never equals.  Leniently, the PMI comes once the index crosses it
+ * (after record 5).  With bts-strict-threshold only equality counts, as
+ * Linux commit 2c991e408df6 suggests of hardware: no PMI, all 10 records.
+ */
+static void bts_test_threshold_misaligned(struct kunit *test)
+{
+	struct bts_pmi_run r = {};
+	struct bts_branch exp[BTS_NJMPS];
+	int err, nr;
+
+	bts_require(test);
+	err = register_nmi_handler(NMI_LOCAL, bts_nmi_handler, 0, "bts_conformance");
+	KUNIT_ASSERT_EQ(test, err, 0);
+
+	bts_ds_init(BTS_PMI_SLOTS, 0, BTS_PMI_THR);
+	bts.threshold += 8;
+	bts.ds[DS_BTS_THRESHOLD] = bts.threshold;
+	r.debugctl = BTS_TR_BTS | DEBUGCTLMSR_BTINT;
+	r.lvtpc = APIC_DM_NMI;
+	bts_run_pmi(&r);
+	KUNIT_EXPECT_EQ(test, r.err, 0);
+	if (strict) {
+		KUNIT_EXPECT_EQ_MSG(test, bts_pmi.count, 0,
+				    "PMIs with a threshold off the record boundaries (strict: equality)");
+		nr = bts_check_area(test, "misaligned threshold", -1);
+		bts_jmps_expected(exp, r.start, 0, BTS_NJMPS);
+		if (nr >= 0)
+			bts_expect(test, "misaligned threshold", bts_records(), nr, exp,
+				   BTS_NJMPS);
+	} else {
+		KUNIT_EXPECT_EQ_MSG(test, bts_pmi.count, 1,
+				    "PMIs with a threshold off the record boundaries (crossing)");
+		KUNIT_EXPECT_EQ_MSG(test, bts_pmi.ip,
+				    r.start + (BTS_PMI_THR + 1) * BTS_JMP_LEN,
+				    "PMI not taken right after the crossing (jmp %d)",
+				    BTS_PMI_THR + 1);
+	}
 	unregister_nmi_handler(NMI_LOCAL, "bts_conformance");
 }
 
@@ -1504,6 +1588,8 @@ static void bts_test_unmapped(struct kunit *test)
 	char what[64];
 
 	bts_require(test);
+	if (strict)
+		kunit_skip(test, "bts-strict-fault stops the VM here: see strict_fault");
 	vm = vmalloc(PAGE_SIZE);
 	page = alloc_page(GFP_KERNEL);
 	if (page)
@@ -1563,6 +1649,83 @@ out:
 	vfree(vm);
 }
 
+/* Data breakpoint hits (DR6 B0) while watched_buffer runs */
+static unsigned int bts_watch_hits;
+
+static int bts_watch_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	unsigned long *dr6 = (unsigned long *)args->err;
+
+	if (val != DIE_DEBUG || !(*dr6 & DR_TRAP0))
+		return NOTIFY_DONE;
+	bts_watch_hits++;
+	*dr6 &= ~DR_TRAP0;
+	return NOTIFY_STOP;
+}
+
+static struct notifier_block bts_watch_nb = {
+	.notifier_call = bts_watch_notify,
+};
+
+/*
+ * A data breakpoint (DR0, write, 8 bytes) on the buffer's first record.
+ * QEMU does not write records where a watchpoint would fire in the middle
+ * of the branch or event: it drops them (logged under -d unimp).  So no
+ * #DB comes, nothing is written and the index stays.  (Whether hardware
+ * breaks on BTS stores is not checked here.)
+ */
+static void bts_test_watched_buffer(struct kunit *test)
+{
+	unsigned long start, dr7;
+	int err;
+
+	bts_require(test);
+	err = register_die_notifier(&bts_watch_nb);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	bts_ds_init(4, 0, BTS_NO_THRESHOLD);
+	bts_watch_hits = 0;
+	get_debugreg(dr7, 7);
+	/* watch_plant: watch the guard below the base, so records are written */
+	set_debugreg(watch_plant ? bts.base - BTS_GUARD : bts.base, 0);
+	/* L0, R/W0 = 01 (writes), LEN0 = 10 (8 bytes) */
+	set_debugreg(dr7 | DR_LOCAL_ENABLE | (0x9UL << DR_CONTROL_SHIFT), 7);
+	KUNIT_EXPECT_EQ(test, bts_run_jmps(BTS_TR_BTS, &start), 0);
+	set_debugreg(dr7, 7);
+	set_debugreg(0UL, 0);
+	unregister_die_notifier(&bts_watch_nb);
+	KUNIT_EXPECT_EQ_MSG(test, bts_watch_hits, 0, "#DB from BTS stores to a watched buffer");
+	bts_check_area(test, "watched buffer", 0);
+}
+
+/*
+ * With bts-strict-fault, a store to an unmapped buffer is reported by QEMU
+ * and stops the VM: "storing" is the last thing the guest says.  Run only
+ * when asked (fault_probe=1), in a VM of its own; tests/qemu-bts/run checks
+ * QEMU's error.  If the guest carries on, strict mode is not on.
+ */
+static void bts_test_strict_fault(struct kunit *test)
+{
+	unsigned long start;
+	u8 *vm;
+
+	bts_require(test);
+	if (!fault_probe)
+		kunit_skip(test, "only with fault_probe=1");
+	vm = vmalloc(PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, vm);
+	bts_ds_init(4, 0, BTS_NO_THRESHOLD);
+	bts.ds[DS_BTS_BASE] = (unsigned long)vm + PAGE_SIZE;	/* the guard page */
+	bts.ds[DS_BTS_INDEX] = bts.ds[DS_BTS_BASE];
+	bts.ds[DS_BTS_MAX] = bts.ds[DS_BTS_BASE] + 4 * BTS_REC_SIZE;
+	pr_info("bts_conformance: strict_fault: storing to an unmapped buffer\n");
+	bts_run_jmps(BTS_TR_BTS, &start);
+	pr_info("bts_conformance: strict_fault: the guest carried on\n");
+	KUNIT_FAIL(test,
+		   "the guest carried on after BTS stores to an unmapped buffer: bts-strict-fault is off");
+	vfree(vm);
+}
+
 static struct kunit_case bts_cases[] = {
 	KUNIT_CASE(bts_test_features),
 	KUNIT_CASE(bts_test_branch_kinds),
@@ -1571,12 +1734,16 @@ static struct kunit_case bts_cases[] = {
 	KUNIT_CASE(bts_test_circular_wrap),
 	KUNIT_CASE(bts_test_drop_at_max),
 	KUNIT_CASE(bts_test_threshold_pmi),
+	KUNIT_CASE(bts_test_btint_clear),
+	KUNIT_CASE(bts_test_threshold_misaligned),
 	KUNIT_CASE(bts_test_pebs_fields),
 	KUNIT_CASE(bts_test_debugctl_bits),
 	KUNIT_CASE(bts_test_ds_area_msr),
 	KUNIT_CASE(bts_test_hw_interrupt),
 	KUNIT_CASE(bts_test_single_step),
 	KUNIT_CASE(bts_test_unmapped),
+	KUNIT_CASE(bts_test_watched_buffer),
+	KUNIT_CASE(bts_test_strict_fault),
 	{}
 };
 

@@ -272,14 +272,43 @@ struct exp {
 static int n_exp;
 static struct exp exp_buf[48];
 
+/*
+ * Which CPL BTS_OFF_OS/BTS_OFF_USR test on a branch that changes CPL: QEMU's
+ * bts-cpl-filter, given on our command line (--cpl-filter=).
+ */
+enum { CPL_TARGET, CPL_SOURCE, CPL_BOTH };
+static int cpl_filter = CPL_TARGET;
+static const char *const cpl_filter_name[] = { "target", "source", "both" };
+static unsigned int cur_off;	/* the BTS_OFF_* bits of the run being checked */
+
+static int cpl_off(int user, unsigned int off)
+{
+	return !!(off & (user ? DEBUGCTL_BTS_OFF_USR : DEBUGCTL_BTS_OFF_OS));
+}
+
+/* Is a record from user mode (or not) to user mode (or not) stored? */
+static int keep(int from_user, int to_user, unsigned int off)
+{
+	switch (cpl_filter) {
+	case CPL_SOURCE:
+		return !cpl_off(from_user, off);
+	case CPL_BOTH:
+		return !cpl_off(from_user, off) || !cpl_off(to_user, off);
+	default:
+		return !cpl_off(to_user, off);
+	}
+}
+
 static void u(u64 from, u64 to)
 {
-	exp_buf[n_exp++] = (struct exp){ 0, from, to, BTS_RET_NONE };
+	if (keep(1, is_user(to), cur_off))
+		exp_buf[n_exp++] = (struct exp){ 0, from, to, BTS_RET_NONE };
 }
 
 static void k_ret(u64 to, u8 ret)
 {
-	exp_buf[n_exp++] = (struct exp){ 1, 0, to, ret };
+	if (keep(0, 1, cur_off))
+		exp_buf[n_exp++] = (struct exp){ 1, 0, to, ret };
 }
 
 static void k(u64 to)
@@ -287,125 +316,84 @@ static void k(u64 to)
 	k_ret(to, BTS_RET_NONE);
 }
 
-/* The records the 64-bit sequence makes; with_user/with_kernel pick the sources */
-static void expected64(int with_user, int with_kernel)
+/* The records the 64-bit sequence makes that the filter keeps (u(), k()) */
+static void expected64(void)
 {
 	u64 lstar = hdr->lstar, db = hdr->idt[1], bp = hdr->idt[3], ud = hdr->idt[6];
 	u64 int80 = hdr->idt[IA32_SYSCALL_VECTOR];
 
 	n_exp = 0;
-	if (with_kernel)
-		k(A("u_arm_ret"));
-	if (with_user) {
-		u(A("u_b0"), A("u_t0"));
-		u(A("u_b1"), A("u_t1"));
-		u(A("u_b2"), A("u_fn"));
-		u(A("u_fn"), A("u_r2"));
-		u(A("u_b3"), A("u_fn2"));
-		u(A("u_fn2"), A("u_r3"));
-		u(A("u_b4"), A("u_t4"));
-		u(A("u_b5"), A("u_b5"));
-		u(A("u_b5"), A("u_b5"));
-		u(A("u_sys"), lstar);
-	}
-	if (with_kernel)
-		k(A("u_sys_ret"));
-	if (with_user)
-		u(A("u_int80"), int80);
-	if (with_kernel)
-		k_ret(A("u_int80_ret"), BTS_RET_IRETQ);
-	if (with_user)
-		u(A("u_int3"), bp);
-	if (with_kernel)
-		k(A("h_trap"));
-	if (with_user) {
-		u(A("h_trap_ret"), A("u_restorer"));
-		u(A("u_restorer_sys"), lstar);
-	}
-	if (with_kernel)
-		k(A("u_int3_ret"));
-	if (with_user)
-		u(A("u_ud2"), ud);
-	if (with_kernel)
-		k(A("h_ill"));
-	if (with_user) {
-		u(A("h_ill_ret"), A("u_restorer"));
-		u(A("u_restorer_sys"), lstar);
-	}
-	if (with_kernel)
-		k(A("u_ud2_ret"));
+	k(A("u_arm_ret"));
+	u(A("u_b0"), A("u_t0"));
+	u(A("u_b1"), A("u_t1"));
+	u(A("u_b2"), A("u_fn"));
+	u(A("u_fn"), A("u_r2"));
+	u(A("u_b3"), A("u_fn2"));
+	u(A("u_fn2"), A("u_r3"));
+	u(A("u_b4"), A("u_t4"));
+	u(A("u_b5"), A("u_b5"));
+	u(A("u_b5"), A("u_b5"));
+	u(A("u_sys"), lstar);
+	k(A("u_sys_ret"));
+	u(A("u_int80"), int80);
+	k_ret(A("u_int80_ret"), BTS_RET_IRETQ);
+	u(A("u_int3"), bp);
+	k(A("h_trap"));
+	u(A("h_trap_ret"), A("u_restorer"));
+	u(A("u_restorer_sys"), lstar);
+	k(A("u_int3_ret"));
+	u(A("u_ud2"), ud);
+	k(A("h_ill"));
+	u(A("h_ill_ret"), A("u_restorer"));
+	u(A("u_restorer_sys"), lstar);
+	k(A("u_ud2_ret"));
 	/* The single-stepped jmp, then #DB from the next instruction */
-	if (with_user) {
-		u(A("u_tf_b"), A("u_tf_t"));
-		u(A("u_tf_t"), db);
-	}
-	if (with_kernel)
-		k_ret(A("h_trap"), BTS_RET_IRETQ);
-	if (with_user) {
-		u(A("h_trap_ret"), A("u_restorer"));
-		u(A("u_restorer_sys"), lstar);
-	}
-	if (with_kernel)
-		k(A("u_tf_t"));
-	if (with_user)
-		u(A("u_dis"), lstar);
+	u(A("u_tf_b"), A("u_tf_t"));
+	u(A("u_tf_t"), db);
+	k_ret(A("h_trap"), BTS_RET_IRETQ);
+	u(A("h_trap_ret"), A("u_restorer"));
+	u(A("u_restorer_sys"), lstar);
+	k(A("u_tf_t"));
+	u(A("u_dis"), lstar);
 }
 
-/* The records of user32's sequence; all addresses are 32-bit */
-static void expected32(int with_user, int with_kernel)
+/* The records of user32's sequence that the filter keeps; all addresses are 32-bit */
+static void expected32(void)
 {
 	u64 int80 = hdr->idt[IA32_SYSCALL_VECTOR], of = hdr->idt[4];
 	u64 sysenter = hdr->sysenter_eip;
 
 	n_exp = 0;
-	if (with_kernel)
-		k_ret(A("c32_arm_ret"), BTS_RET_IRETQ);
-	if (with_user) {
-		u(A("c32_b0"), A("c32_t0"));
-		u(A("c32_b1"), A("c32_t1"));
-		u(A("c32_b2"), A("c32_fn"));
-		u(A("c32_fn"), A("c32_r2"));
-		u(A("c32_b3"), A("c32_fn2"));
-		u(A("c32_fn2"), A("c32_r3"));
-		u(A("c32_b4"), A("c32_t4"));
-		u(A("c32_b5"), A("c32_b5"));
-		u(A("c32_b5"), A("c32_b5"));
-		u(A("c32_b6"), A("c32_t6"));
-		u(A("c32_int80"), int80);
-	}
-	if (with_kernel)
-		k_ret(A("c32_int80_ret"), BTS_RET_IRETQ);
+	k_ret(A("c32_arm_ret"), BTS_RET_IRETQ);
+	u(A("c32_b0"), A("c32_t0"));
+	u(A("c32_b1"), A("c32_t1"));
+	u(A("c32_b2"), A("c32_fn"));
+	u(A("c32_fn"), A("c32_r2"));
+	u(A("c32_b3"), A("c32_fn2"));
+	u(A("c32_fn2"), A("c32_r3"));
+	u(A("c32_b4"), A("c32_t4"));
+	u(A("c32_b5"), A("c32_b5"));
+	u(A("c32_b5"), A("c32_b5"));
+	u(A("c32_b6"), A("c32_t6"));
+	u(A("c32_int80"), int80);
+	k_ret(A("c32_int80_ret"), BTS_RET_IRETQ);
 	/* Our own SYSENTER: Linux returns to the vDSO's landing pad by SYSRETL */
-	if (with_user) {
-		u(A("c32_bse"), A("c32_se"));
-		u(A("c32_sysenter"), sysenter);
-	}
-	if (with_kernel)
-		k_ret(rep32->landing, BTS_RET_SYSRETL);
-	if (with_user) {
-		u(rep32->vret, A("c32_rse"));
-		/* The same through __kernel_vsyscall */
-		u(A("c32_bvs"), rep32->vsyscall);
-		u(rep32->vsysenter, sysenter);
-	}
-	if (with_kernel)
-		k_ret(rep32->landing, BTS_RET_SYSRETL);
-	if (with_user) {
-		u(rep32->vret, A("c32_rvs"));
-		u(A("c32_into"), of);
-	}
-	if (with_kernel)
-		k_ret(A("c32_segv"), BTS_RET_IRETQ);
-	if (with_user) {
-		u(A("c32_segv"), A("c32_restorer"));
-		u(A("c32_restorer_sys"), int80);
-	}
-	if (with_kernel)
-		k_ret(A("c32_into_ret"), BTS_RET_IRETQ);
-	if (with_user) {
-		u(A("c32_bljmp"), A("c32_ljmp_t"));
-		u(A("c32_dis"), int80);
-	}
+	u(A("c32_bse"), A("c32_se"));
+	u(A("c32_sysenter"), sysenter);
+	k_ret(rep32->landing, BTS_RET_SYSRETL);
+	u(rep32->vret, A("c32_rse"));
+	/* The same through __kernel_vsyscall */
+	u(A("c32_bvs"), rep32->vsyscall);
+	u(rep32->vsysenter, sysenter);
+	k_ret(rep32->landing, BTS_RET_SYSRETL);
+	u(rep32->vret, A("c32_rvs"));
+	u(A("c32_into"), of);
+	k_ret(A("c32_segv"), BTS_RET_IRETQ);
+	u(A("c32_segv"), A("c32_restorer"));
+	u(A("c32_restorer_sys"), int80);
+	k_ret(A("c32_into_ret"), BTS_RET_IRETQ);
+	u(A("c32_bljmp"), A("c32_ljmp_t"));
+	u(A("c32_dis"), int80);
 }
 
 /* Interrupts and page faults may come at any time; 0x80 is a system call */
@@ -480,14 +468,11 @@ static int check(const struct bts_record *rec, const u8 *ret, u64 nr, unsigned i
 			printf("#   record #%llu: flags %#llx, expected 0\n", i, r->flags);
 			return 0;
 		}
-		if (uf && (off & DEBUGCTL_BTS_OFF_USR)) {
-			printf("#   record #%llu: %s -> %s from user mode, with BTS_OFF_USR\n",
-			       i, name(r->from), name(r->to));
-			return 0;
-		}
-		if (!uf && (off & DEBUGCTL_BTS_OFF_OS)) {
-			printf("#   record #%llu: %s -> %s from kernel mode, with BTS_OFF_OS\n",
-			       i, name(r->from), name(r->to));
+		if (!keep(uf, ut, off)) {
+			context(rec, nr, i);
+			printf("#   record #%llu: %s -> %s, %s -> %s: %#x drops it (%s CPL)\n",
+			       i, name(r->from), name(r->to), uf ? "user" : "kernel",
+			       ut ? "user" : "kernel", off, cpl_filter_name[cpl_filter]);
 			return 0;
 		}
 		if (!uf && !ut)
@@ -513,12 +498,13 @@ static int check(const struct bts_record *rec, const u8 *ret, u64 nr, unsigned i
 			continue;
 		}
 		/*
-		 * With BTS_OFF_USR an interrupt's entry from user mode is not
-		 * recorded, only its return: to where the last return went
-		 * (taken on the way out), or to an address no expected
-		 * record goes to.
+		 * When the filter drops user->kernel records (BTS_OFF_USR
+		 * with the source CPL, BTS_OFF_OS with the target CPL), an
+		 * interrupt's entry from user mode is not recorded, only its
+		 * return: to where the last return went (taken on the way
+		 * out), or to an address no expected record goes to.
 		 */
-		if (!uf && (off & DEBUGCTL_BTS_OFF_USR) && in_code(r->to) &&
+		if (!uf && !keep(1, 0, off) && in_code(r->to) &&
 		    ((j && r->to == exp_buf[j - 1].to) || !expected_to(r->to))) {
 			async++;
 			printf("#   record #%llu: kernel -> %s: return, entry not seen, left out\n",
@@ -578,7 +564,7 @@ struct seq {
 	const char *prefix;
 	/* Returns 0, or -1 after printing why it could not run */
 	int (*run)(int fd, int devnull, const char *arm, s64 out[3]);
-	void (*expected)(int with_user, int with_kernel);
+	void (*expected)(void);
 };
 
 static int run64(int fd, int devnull, const char *arm, s64 out[3])
@@ -719,29 +705,54 @@ static void run_mode(const struct seq *s, int fd, int devnull, unsigned int off,
 		       name(rec[hdr->bad_return - 1].to));
 		return;
 	}
-	s->expected(!(off & DEBUGCTL_BTS_OFF_USR), !(off & DEBUGCTL_BTS_OFF_OS));
+	cur_off = off;
+	s->expected();
 	result(check(rec, (const u8 *)(rec + hdr->nr), hdr->nr, off), d);
 }
 
 static void run_modes(const struct seq *s, int fd, int devnull, int dscpl)
 {
-	run_mode(s, fd, devnull, DEBUGCTL_BTS_OFF_OS, dscpl,
-		 "BTS_OFF_OS: exactly the user-mode branches, entries as user->kernel");
-	run_mode(s, fd, devnull, DEBUGCTL_BTS_OFF_USR, dscpl,
-		 "BTS_OFF_USR: no user-mode records, the kernel's returns to user");
+	static const char *const os[] = {
+		[CPL_TARGET] = "BTS_OFF_OS: user->user and the kernel's returns to user, in order",
+		[CPL_SOURCE] =
+			"BTS_OFF_OS: exactly the user-mode branches, entries as user->kernel",
+		[CPL_BOTH] = "BTS_OFF_OS: all records to or from user mode, in order",
+	};
+	static const char *const usr[] = {
+		[CPL_TARGET] = "BTS_OFF_USR: no record to user mode, the entries to the kernel",
+		[CPL_SOURCE] = "BTS_OFF_USR: no user-mode records, the kernel's returns to user",
+		[CPL_BOTH] = "BTS_OFF_USR: no user->user record, entries and returns in order",
+	};
+
+	run_mode(s, fd, devnull, DEBUGCTL_BTS_OFF_OS, dscpl, os[cpl_filter]);
+	run_mode(s, fd, devnull, DEBUGCTL_BTS_OFF_USR, dscpl, usr[cpl_filter]);
 	run_mode(s, fd, devnull, DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR, dscpl,
 		 "BTS_OFF_OS|BTS_OFF_USR: no records");
 	run_mode(s, fd, devnull, 0, dscpl, "no filter: user and kernel records in order");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	int fd, devnull, cpu, dscpl;
+	int fd, devnull, cpu, dscpl, i;
 	char self[PATH_MAX];
 	cpu_set_t set;
 	ssize_t n;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 1; i < argc; i++) {
+		const char *opt = "--cpl-filter=";
+		size_t len = strlen(opt);
+
+		cpl_filter = 3;
+		if (!strncmp(argv[i], opt, len))
+			for (cpl_filter = 0; cpl_filter < 3; cpl_filter++)
+				if (!strcmp(argv[i] + len, cpl_filter_name[cpl_filter]))
+					break;
+		if (cpl_filter == 3) {
+			fprintf(stderr, "usage: user [--cpl-filter=target|source|both]\n");
+			return 2;
+		}
+	}
 	cpu = sched_getcpu();
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
@@ -759,7 +770,8 @@ int main(void)
 		return 1;
 	}
 	dscpl = cpuid_dscpl();
-	printf("# CPU %d, DS-CPL %s\n", cpu, dscpl ? "present" : "absent");
+	printf("# CPU %d, DS-CPL %s, bts-cpl-filter=%s\n", cpu, dscpl ? "present" : "absent",
+	       cpl_filter_name[cpl_filter]);
 	run_modes(&seq64, fd, devnull, dscpl);
 
 	/* user32 sits next to us */
