@@ -26,6 +26,8 @@
 #include <linux/bts.h>
 #include <linux/sched.h>
 
+extern char **environ;
+
 static int nr, failed;
 
 static void tap(int ok, const char *fmt, ...)
@@ -65,8 +67,80 @@ static int attach_err(struct bts_attach *a)
 	return err;
 }
 
-/* A child that waits for a byte on a pipe, then exits. */
-static pid_t waiter(int *go)
+/*
+ * The system calls whose records abi looks for are made here, at a known
+ * address: a KERNEL record of entry SYSCALL whose @flags is exec_insn is
+ * that execve, one at clone3_insn that clone3.  A child of fork() has them
+ * at the same address as its parent.
+ */
+extern const char exec_syscall[], exec_insn[], clone3_syscall[], clone3_insn[];
+
+#define SYSCALL_FN(fn, insn)						\
+	asm(".text\n"							\
+	    ".type " #fn ", @function\n"				\
+	    #fn ":\n"							\
+	    "	mov %rdi, %rax\n"					\
+	    "	mov %rsi, %rdi\n"					\
+	    "	mov %rdx, %rsi\n"					\
+	    "	mov %rcx, %rdx\n"					\
+	    ".hidden " #insn "\n"					\
+	    #insn ":\n"							\
+	    "	syscall\n"						\
+	    "	ret\n"							\
+	    ".size " #fn ", .-" #fn "\n")
+
+SYSCALL_FN(exec_syscall, exec_insn);
+SYSCALL_FN(clone3_syscall, clone3_insn);
+
+/* System call @nr by the function @fn of SYSCALL_FN(). */
+static long syscall_by(const char *fn, long nr, long a, long b, long c)
+{
+	long (*call)(long, long, long, long) = (void *)fn;
+
+	return call(nr, a, b, c);
+}
+
+/* A KERNEL record of a system call made at @insn? */
+static int syscall_at(const struct bts_record *r, const char *insn)
+{
+	return BTS_RECORD_IS_PSEUDO(r->from) &&
+	       BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_KERNEL &&
+	       (BTS_PSEUDO_ARG(r->from) & 0xff) == BTS_ENTRY_SYSCALL &&
+	       r->flags == (__u64)(unsigned long)insn;
+}
+
+/*
+ * Wait until @pid is in the read() system call (/proc/PID/syscall names
+ * system call 0 once the thread is off the CPU in one), where the
+ * children here wait for their parent: attached then, their trace starts
+ * in the kernel, and there is nothing to read until they are let go.
+ */
+static void wait_in_read(pid_t pid)
+{
+	char path[64], buf[64];
+	int i, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	for (i = 0; i < 60000; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			break;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 2 && !strncmp(buf, "0 ", 2))
+			return;
+		poll(NULL, 0, 1);
+	}
+	printf("Bail out! %d never waited in read() (%s)\n", pid, path);
+	exit(1);
+}
+
+/*
+ * A child that waits for a byte on a pipe, then runs @fn (if any) and
+ * exits with its status.  It is in the read() when this returns.
+ */
+static pid_t waiter_fn(int *go, int (*fn)(void))
 {
 	int p[2];
 	pid_t pid;
@@ -77,11 +151,40 @@ static pid_t waiter(int *go)
 	pid = fork();
 	if (!pid) {
 		close(p[1]);
-		_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+		if (read(p[0], &c, 1) != 1)
+			_exit(1);
+		_exit(fn ? fn() : 0);
 	}
 	close(p[0]);
 	*go = p[1];
+	wait_in_read(pid);
 	return pid;
+}
+
+static pid_t waiter(int *go)
+{
+	return waiter_fn(go, NULL);
+}
+
+/* 100 clone3() calls that fail late, with EFAULT; 0 if they all did. */
+static int clone_child(void)
+{
+	struct clone_args ca = {
+		.flags		= CLONE_PIDFD,
+		.pidfd		= 8,	/* not a user address */
+		.exit_signal	= SIGCHLD,
+	};
+	int i, bad = 0;
+
+	for (i = 0; i < 100; i++) {
+		long ret = syscall_by(clone3_syscall, SYS_clone3, (long)&ca,
+				      sizeof(ca), 0);
+
+		if (!ret)
+			_exit(3);	/* must not happen */
+		bad += ret != -EFAULT;
+	}
+	return bad ? 2 : 0;
 }
 
 static void struct_rules(void)
@@ -222,121 +325,141 @@ static void session(size_t per_read)
 	close(fd);
 }
 
+/* What the trace of a child that execs a program showed. */
+struct exec_trace {
+	int attached;		/* the attach worked */
+	int execs;		/* KERNEL records of its execve */
+	__u64 resume;		/* where that execve came back to user mode */
+	long before, after;	/* branches before and after it */
+	int exited;		/* the trace ended with the thread's EXIT */
+	int late;		/* records after the EXIT */
+};
+
 /*
- * The user records of a child that execs @path --help: all of them, or
- * only those before the exec if the exec ends the trace.  Also says
- * whether the trace ended with the thread's EXIT record.
+ * The trace of a child that execs @path --help, from before the exec to
+ * its end, read until EOF.
  */
-static long exec_records(const char *path, int *exited)
+static void exec_records(const char *path, struct exec_trace *x)
 {
 	struct bts_attach a = { .size = sizeof(a) };
 	struct bts_record r[512];
 	int p[2], fd, status;
-	long got, i, n = 0;
+	long got, i;
 	pid_t pid;
 	char c;
 
+	memset(x, 0, sizeof(*x));
 	if (pipe(p))
 		exit(1);
 	pid = fork();
 	if (!pid) {
+		const char **argv = (const char *[]){ path, "--help", NULL };
+
 		close(p[1]);
 		if (read(p[0], &c, 1) == 1) {
 			close(1);
 			close(2);
-			execl(path, path, "--help", (char *)NULL);
+			syscall_by(exec_syscall, SYS_execve, (long)path,
+				   (long)argv, (long)environ);
 		}
 		_exit(127);
 	}
 	close(p[0]);
+	wait_in_read(pid);
 	fd = dev();
 	a.pid = pid;
-	if (ioctl_err(fd, BTS_IOC_ATTACH, &a))
-		return -1;
+	x->attached = !ioctl_err(fd, BTS_IOC_ATTACH, &a);
 	if (write(p[1], "x", 1) != 1)
 		exit(1);
 	close(p[1]);
-	*exited = 0;
-	for (;;) {
+	while (x->attached) {
 		struct pollfd pf = { .fd = fd, .events = POLLIN };
 
-		poll(&pf, 1, 10000);
+		if (poll(&pf, 1, 60000) != 1)
+			break;		/* nothing for a minute: a failure */
 		got = read(fd, r, sizeof(r));
-		if (got <= 0 && errno != EAGAIN)
+		if (got < 0 && errno == EAGAIN)
+			continue;
+		if (got <= 0)
 			break;
 		for (i = 0; i < got / (long)sizeof(r[0]); i++) {
-			if (!BTS_RECORD_IS_PSEUDO(r[i].from))
-				n++;
-			else if (BTS_PSEUDO_TYPE(r[i].from) == BTS_PSEUDO_THREAD &&
-				 BTS_PSEUDO_ARG(r[i].from) == BTS_THREAD_EXIT)
-				*exited = 1;
+			x->late += x->exited;
+			if (syscall_at(&r[i], exec_insn)) {
+				x->execs++;
+				x->resume = r[i].to;
+			} else if (!BTS_RECORD_IS_PSEUDO(r[i].from)) {
+				if (x->execs)
+					x->after++;
+				else
+					x->before++;
+			} else if (BTS_PSEUDO_TYPE(r[i].from) == BTS_PSEUDO_THREAD &&
+				   BTS_PSEUDO_ARG(r[i].from) == BTS_THREAD_EXIT) {
+				x->exited = 1;
+			}
 		}
 	}
 	waitpid(pid, &status, 0);
 	close(fd);
-	return n;
 }
 
-/* An exec the caller could not ptrace ends the trace; another does not. */
+/*
+ * An exec the caller could not ptrace ends the trace; another does not.
+ * Both children make their execve at exec_insn, so its record is known:
+ * after an ordinary exec the new program's branches follow it, after a
+ * set-user-ID one nothing but the thread's EXIT.
+ */
 static void setuid_exec(const char *path)
 {
-	int exited, exited_plain;
-	long plain = exec_records("/bin/true", &exited_plain);
-	long suid = exec_records(path, &exited);
+	struct exec_trace plain, suid;
 
-	tap(plain > 1000 && exited_plain,
-	    "an ordinary exec goes on being traced (%ld branches of /bin/true)",
-	    plain);
-	tap(suid >= 0 && suid < 200 && exited,
-	    "an exec of set-user-ID %s ends the trace there (%ld branches before it, then EXIT)",
-	    path, suid);
+	exec_records("/bin/true", &plain);
+	exec_records(path, &suid);
+	tap(plain.attached && plain.execs == 1 && plain.resume &&
+	    plain.after > 0 && plain.exited && !plain.late,
+	    "an ordinary exec goes on being traced (%d execve records, back in user mode at %#llx, %ld branches before it, %ld after, %sEXIT)",
+	    plain.execs, (unsigned long long)plain.resume, plain.before,
+	    plain.after, plain.exited ? "" : "no ");
+	tap(suid.attached && suid.execs == 1 && suid.before > 0 &&
+	    !suid.after && suid.exited && !suid.late,
+	    "an exec of set-user-ID %s ends the trace there (%d execve records, %ld branches before it, %ld after, %sEXIT)",
+	    path, suid.execs, suid.before, suid.after,
+	    suid.exited ? "" : "no ");
 }
 
 /*
  * A clone that fails late (clone3() with CLONE_PIDFD and a bad pidfd
  * pointer fails after the child was copied) leaves no traced thread: the
- * layer only follows children once a clone cannot fail.
+ * layer only follows children once a clone cannot fail.  The child makes
+ * its clones only once the attach is done, and the trace must show each
+ * of them: 100 KERNEL records at clone3_insn.
  */
 static void failed_clone(void)
 {
 	struct bts_attach a = { .size = sizeof(a), .flags = BTS_ATTACH_INHERIT };
 	struct bts_status st = { .size = sizeof(st) };
 	struct bts_record r[512];
-	int fd, status, err;
+	int fd, status, err, go, clones = 0;
+	long got, i;
 	pid_t pid;
 
 	fd = dev();
-	pid = fork();
-	if (!pid) {
-		struct clone_args ca = {
-			.flags		= CLONE_PIDFD,
-			.pidfd		= 8,	/* not a user address */
-			.exit_signal	= SIGCHLD,
-		};
-		int i, bad = 0;
-
-		sleep(1);	/* the parent attaches */
-		for (i = 0; i < 100; i++) {
-			long ret = syscall(SYS_clone3, &ca, sizeof(ca));
-
-			if (!ret)
-				_exit(0);	/* must not happen */
-			bad += ret != -1 || errno != EFAULT;
-		}
-		_exit(bad ? 2 : 0);
-	}
+	pid = waiter_fn(&go, clone_child);
 	a.pid = pid;
 	err = ioctl_err(fd, BTS_IOC_ATTACH, &a);
+	if (write(go, "x", 1) != 1)
+		exit(1);
+	close(go);
 	waitpid(pid, &status, 0);
 	tap(!err && WIFEXITED(status) && !WEXITSTATUS(status),
-	    "100 clone3() calls failing late with EFAULT in a traced process (status %#x)",
-	    status);
-	while (read(fd, r, sizeof(r)) > 0)
-		;
+	    "100 clone3() calls failing late with EFAULT in a traced process (attach: %s, status %#x)",
+	    strerror(err), status);
+	while ((got = read(fd, r, sizeof(r))) > 0)
+		for (i = 0; i < got / (long)sizeof(r[0]); i++)
+			clones += syscall_at(&r[i], clone3_insn);
 	err = ioctl_err(fd, BTS_IOC_STATUS, &st);
-	tap(!err && st.threads == 1 && !st.untraced,
-	    "the failed clones left no traced thread (%u threads, %u untraced)",
-	    st.threads, st.untraced);
+	tap(!err && clones == 100 && st.threads == 1 && !st.untraced,
+	    "the failed clones, all 100 traced, left no traced thread (%d clone3 records, %u threads, %u untraced)",
+	    clones, st.threads, st.untraced);
 	close(fd);
 }
 

@@ -10,6 +10,8 @@
   check.py calls CALLS EXPECTED --from FUNC --until FUNC
   check.py user-only JSONL...
   check.py pid JSONL PID
+  check.py tap OUTPUT [--require REGEX ...]
+  check.py slow ORACLE RECORDS SUMMARY --binary PROG
   check.py self-test ORACLE --binary PROG
 
 oracle: the oracle's trace alone must have finished with status S
@@ -18,14 +20,17 @@ oracle: the oracle's trace alone must have finished with status S
 "[T:]from:FUNC[:MNEMONIC]=N" (N branches, of that kind, leave FUNC);
 threads are numbered by creation, main = 0, as everywhere here.
 
-trace: JSONL is bts-dump --format=jsonl output.  Per thread, its records
+trace: JSONL is bts-dump --format=jsonl output.  The threads belong to
+the processes the oracle's do (-f follows forks).  Per thread, its records
 must be the oracle's: every branch, in order, and a kernel record for
 each stretch in the kernel the oracle saw, with the same addresses (where
 user mode entered the kernel, "from", and where it came back, "to") and
 entry kind: the thread's birth (no "from"; "to" its first instruction),
 system calls, faults that raised a signal, and the stretch that never
-came back (no "to").  Kernel records the oracle cannot see, interrupts and
-page faults after which user mode went on where it was, are set aside.
+came back (no "to"), framed by one thread_new and one thread_exit.  Kernel
+records the oracle cannot see, interrupts (NMI, external) and page faults
+after which user mode went on where it was, are set aside, if they are
+where the thread ran; a record of any other kind is a difference.
 Threads are matched by creation order, which is the order of their tids.
 --main-only: the trace must have the main thread alone (bts-dump
 --no-inherit).  No LOST record.
@@ -46,7 +51,18 @@ first naming the --until FUNC must be the call tree EXPECTED has, one
 
 user-only: no record of any JSONL has an address of the kernel half.
 
-pid: JSONL (bts-dump -p PID) has branches, all of thread PID.
+pid: JSONL (bts-dump -p PID of a single-threaded process that then
+exits) has branches, all of thread PID, framed by its thread_new and
+thread_exit, each branch leaving from where the last record left the
+thread, and ends with the exit_group that never came back.
+
+tap: OUTPUT (a helper's TAP, abi.c's) has one plan and as many tests,
+numbered in order, all "ok" without SKIP or TODO, no "Bail out!", and a
+passing test matching each REGEX (those only some runs have).
+
+slow: RECORDS (what slowread read from /dev/bts) equals the oracle as in
+trace, and SUMMARY's last line (slowread's counts) says the threads
+waited for the reader, nothing was lost, and everything was read.
 
 self-test: the checks above must pass the jsonl a correct bts-dump would
 print for ORACLE's run (a program with threads), and reject it broken in
@@ -58,6 +74,7 @@ import argparse
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -100,11 +117,15 @@ class Oracle:
     ("K", from, to, entry) events, in order."""
 
     def __init__(self, path):
-        self.threads, self.summary = {}, ""
+        self.threads, self.summary, self.process = {}, "", {}
         with open(path) as f:
             for line in f:
                 if line.startswith("# summary"):
                     self.summary = line[1:].strip()
+                # "# TID process PID": the thread's process (-t, -f).
+                m = re.match(r"^# (\d+) process (\d+)$", line)
+                if m:
+                    self.process[int(m[1])] = int(m[2])
                 if line.startswith("#"):
                     continue
                 tid, kind, frm, to, what = line.split()
@@ -140,17 +161,33 @@ class Dump:
         return [self.threads[t] for t in sorted(self.threads)]
 
 
+# Where an interrupt or page fault set aside may be: an NMI (vector 2:
+# the PMI that drains BTS), an external interrupt (32 and up), a page fault.
+NMI_VECTOR, FIRST_EXTERNAL, PF_VECTOR = 2, 32, 14
+
+
 def is_aside(r):
     """A kernel record the oracle cannot see: an interrupt or a page fault
-    after which user mode went on where it was."""
+    after which user mode went on where it was.  trace_keys() checks that
+    it sits where the thread was running."""
     return (r.get("kind") == "kernel" and not r.get("signal") and
-            (r.get("entry") == "interrupt" or
-             (r.get("entry") == "exception" and r.get("vector") == 14)) and
-            num(r.get("to", 0)) == num(r.get("from", 0)))
+            ((r.get("entry") == "interrupt" and
+              (r.get("vector") == NMI_VECTOR or
+               (r.get("vector") or 0) >= FIRST_EXTERNAL)) or
+             (r.get("entry") == "exception" and
+              r.get("vector") == PF_VECTOR)) and
+            "from" in r and num(r.get("to", 0)) == num(r["from"]))
+
+
+# bts-dump's record kinds that carry no trace of their own: thread framing.
+FRAMING = ("thread_new", "thread_exit")
 
 
 def dump_key(r):
-    """A record as the comparison sees it; None for thread events."""
+    """A record as the comparison sees it; None for thread events.  A
+    record of a kind the comparison does not know (a marker, a raw
+    pseudo-record, anything new) gets a key no oracle record has, so it
+    shows up as a difference rather than vanish."""
     kind = r.get("kind")
     if kind == "branch":
         return ("B", num(r["from"]), num(r["to"]))
@@ -161,7 +198,9 @@ def dump_key(r):
         return ("K", num(r.get("from", 0)), entry, num(r.get("to", 0)))
     if kind == "lost":
         return ("L", num(r.get("count", 0)))
-    return None
+    if kind in FRAMING:
+        return None
+    return ("?", json.dumps(r, sort_keys=True))
 
 
 def oracle_key(e):
@@ -169,17 +208,37 @@ def oracle_key(e):
     return ("B", frm, to) if kind == "B" else ("K", frm, what, to)
 
 
-def trace_keys(records):
+def trace_keys(records, misplaced=None):
     """The comparable records of one thread of a dump, and how many
-    kernel records were set aside."""
+    kernel records were set aside.  An interrupt or page fault set aside
+    must be where the thread ran at the time: at or after where the last
+    record left it (a branch's target, a return to user mode) and at or
+    before where the next one leaves (a straight run of code between two
+    branches goes up in address).  Those that are not are appended to
+    @misplaced."""
     keys, aside = [], 0
-    for r in records:
+    at = 0
+    for i, r in enumerate(records):
         if is_aside(r):
             aside += 1
+            addr = num(r["from"])
+            nxt = next((x for x in records[i + 1:]
+                        if dump_key(x) and not is_aside(x)), None)
+            nfrom = num(nxt["from"]) if nxt and "from" in nxt else None
+            if (at and addr < at) or (nfrom is not None and addr > nfrom):
+                if misplaced is not None:
+                    misplaced.append((at, r, nfrom))
+            at = addr
             continue
         k = dump_key(r)
         if k:
             keys.append(k)
+            if k[0] == "B":
+                at = k[2]
+            elif k[0] == "K":
+                at = k[3]
+            else:
+                at = 0
     return keys, aside
 
 
@@ -193,7 +252,9 @@ def show(sym, k):
         return (f"kernel {k[1]:>12x} -> {k[3]:<12x} {k[2]} "
                 f"({sym.name(k[1]) if k[1] else '-'} -> "
                 f"{sym.name(k[3]) if k[3] else '-'})")
-    return f"lost {k[1]}"
+    if k[0] == "L":
+        return f"lost {k[1]}"
+    return f"unknown record {k[1]}"
 
 
 def first_diff(want, got):
@@ -224,7 +285,58 @@ def show_diff(diag, sym, want, got, first, off=0):
         diag(f"  the dump has an extra record at #{first + off}")
 
 
-def compare_trace(oracle, dump, sym, diag, main_only=False):
+def process_ranks(tids, process):
+    """Each thread's process, as the rank of its main thread among @tids
+    (None where the process is not one of them): comparable between two
+    runs, whose ids differ."""
+    rank = {t: i for i, t in enumerate(sorted(tids))}
+    return [rank.get(process.get(t)) for t in sorted(tids)]
+
+
+def compare_processes(oracle, dump, diag, main_only):
+    """The dump's threads belong to the processes the oracle's do: every
+    record of a thread has its process's id ("pid"), which is the id of
+    the process's first thread, and the oracle says ("# TID process PID")
+    which thread is in which process."""
+    want_tids = sorted(oracle.threads)[:1] if main_only \
+        else sorted(oracle.threads)
+    if not oracle.process or any(t not in oracle.process for t in want_tids):
+        diag("the oracle did not say which process each thread is in")
+        return False
+    pids = {}
+    for tid, recs in dump.threads.items():
+        ps = {r.get("pid") for r in recs}
+        if len(ps) != 1:
+            diag(f"thread {tid}: records of processes {sorted(map(str, ps))}")
+            return False
+        pids[tid] = ps.pop()
+    want = process_ranks(want_tids, oracle.process)
+    got = process_ranks(pids, pids)
+    if want != got:
+        diag(f"threads' processes (as thread ranks): dump {got}, oracle "
+             f"{want}")
+        return False
+    diag(f"{len(set(want))} processes of {len(want)} threads, as the "
+         "oracle's")
+    return True
+
+
+def framing_check(t, records, diag):
+    """A thread's whole trace starts with its thread_new and ends with its
+    thread_exit, with neither anywhere else."""
+    kinds = [r.get("kind") for r in records]
+    if kinds[:1] == ["thread_new"] and kinds[-1:] == ["thread_exit"] and \
+            kinds.count("thread_new") == 1 and \
+            kinds.count("thread_exit") == 1:
+        return True
+    diag(f"thread {t}: not one thread_new first and one thread_exit last "
+         f"({kinds.count('thread_new')} and "
+         f"{kinds.count('thread_exit')}; first {kinds[:1]}, last "
+         f"{kinds[-1:]})")
+    return False
+
+
+def compare_trace(oracle, dump, sym, diag, main_only=False, framing=True):
     ok = True
     if dump.bad:
         diag(f"{len(dump.bad)} lines are not JSON, first: {dump.bad[0]}")
@@ -235,15 +347,27 @@ def compare_trace(oracle, dump, sym, diag, main_only=False):
         diag(f"{len(got_threads)} threads in the dump (tids "
              f"{sorted(dump.threads)}), the oracle has {len(want_threads)}")
         ok = False
+    elif not compare_processes(oracle, dump, diag, main_only):
+        ok = False
     for t, (w, g) in enumerate(zip(want_threads, got_threads)):
         want = [oracle_key(e) for e in w]
-        got, aside = trace_keys(g)
+        misplaced = []
+        got, aside = trace_keys(g, misplaced)
         lost = [k for k in got if k[0] == "L"]
         nb = sum(1 for k in want if k[0] == "B")
         diag(f"thread {t}: oracle {nb} branches, {len(want) - nb} kernel; "
              f"dump {sum(1 for k in got if k[0] == 'B')} branches, "
              f"{sum(1 for k in got if k[0] == 'K')} kernel "
              f"(+{aside} interrupts/page faults set aside)")
+        if framing and not framing_check(t, g, diag):
+            ok = False
+        for at, r, nfrom in misplaced[:3]:
+            diag(f"thread {t}: an {r.get('entry')} set aside at "
+                 f"{r.get('from')}, not between {at:#x} and "
+                 f"{'?' if nfrom is None else hex(nfrom)}, where the "
+                 "thread ran")
+        if misplaced:
+            ok = False
         if lost:
             diag(f"thread {t}: {len(lost)} LOST records, "
                  f"{sum(k[1] for k in lost)} records lost")
@@ -455,11 +579,56 @@ def calls_check(lines, want, func_from, func_until, diag):
     return False
 
 
+# The longest straight run of code between two branches pid_check()
+# believes: far more than any function of the programs traced has.
+MAX_RUN = 0x10000
+
+
 def pid_check(dump, pid, diag):
+    """bts-dump -p PID of a single-threaded process, until it exits: one
+    thread, PID's, framed by thread_new and thread_exit, with branches, no
+    LOST or unknown record, and consistent: each branch leaves from at or
+    after where the last record left the thread (a straight run of code
+    goes up in address), and the trace ends with the system call that
+    never came back (exit_group)."""
+    ok = True
     branches = sum(1 for r in dump.records if r.get("kind") == "branch")
     tids = sorted(dump.threads)
-    diag(f"{branches} branches, of threads {tids} (traced: {pid})")
-    return branches > 0 and tids == [pid]
+    pids = sorted({str(r.get("pid")) for r in dump.records})
+    diag(f"{branches} branches, of threads {tids}, processes {pids} "
+         f"(traced: {pid})")
+    if dump.bad or branches == 0 or tids != [pid] or pids != [str(pid)]:
+        return False
+    recs = dump.threads[pid]
+    ok = framing_check(0, recs, diag)
+    keys = [dump_key(r) for r in recs]
+    odd = [k for k in keys if k and k[0] not in "BK"]
+    if odd:
+        diag(f"{len(odd)} LOST or unknown records, first: {odd[0]}")
+        ok = False
+    kernel = [r for r in recs if r.get("kind") == "kernel"]
+    end = kernel[-1] if kernel else {}
+    if end.get("entry") != "syscall" or "to" in end or \
+            end.get("syscall", "exit_group") != "exit_group" or \
+            [k for k in keys if k][-1][0] != "K":
+        diag(f"the trace does not end with the exit: last kernel record {end}")
+        ok = False
+    at, bad = 0, []
+    for r in recs:
+        k = dump_key(r)
+        if not k or k[0] not in "BK":
+            continue
+        frm = k[1]
+        if at and frm and not at <= frm < at + MAX_RUN:
+            bad.append(f"{r.get('kind')} from {frm:#x} after the thread "
+                       f"was left at {at:#x}")
+        at = k[2] if k[0] == "B" else (frm if is_aside(r) else k[3])
+    if bad:
+        diag(f"{len(bad)} records not where the thread was, first ones:")
+        for b in bad[:3]:
+            diag("  " + b)
+        ok = False
+    return ok
 
 
 def user_only_check(dumps, diag):
@@ -477,6 +646,136 @@ def user_only_check(dumps, diag):
     return ok and n > 0
 
 
+def tap_check(lines, require, diag):
+    """TAP output of a helper (abi.c): a plan, tests numbered 1..N, every
+    one "ok" without a SKIP or TODO directive, no "Bail out!", and an ok
+    test whose description matches each of the @require regexes."""
+    ok, plan, tests = True, [], []
+    for line in lines:
+        m = re.match(r"^1\.\.(\d+)\s*$", line)
+        if m:
+            plan.append(int(m[1]))
+            continue
+        m = re.match(r"^(not )?ok (\d+)\b\s*(?:- )?(.*)$", line)
+        if m:
+            tests.append((not m[1], int(m[2]), m[3]))
+        elif line.startswith("Bail out!"):
+            diag(line)
+            ok = False
+    if len(plan) != 1:
+        diag(f"{len(plan)} plan lines, expected one")
+        ok = False
+    elif plan[0] != len(tests) or plan[0] == 0:
+        diag(f"plan 1..{plan[0]}, but {len(tests)} tests ran")
+        ok = False
+    if [n for _, n, _ in tests] != list(range(1, len(tests) + 1)):
+        diag("tests not numbered 1..N in order")
+        ok = False
+    passed = 0
+    for good, n, desc in tests:
+        if re.search(r"#\s*(SKIP|TODO)", desc, re.I):
+            diag(f"not run, or not required to pass: ok {n} - {desc}")
+            ok = False
+        elif not good:
+            diag(f"not ok {n} - {desc}")
+            ok = False
+        else:
+            passed += 1
+    for r in require:
+        if not any(good and re.search(r, desc) and
+                   not re.search(r"#\s*(SKIP|TODO)", desc, re.I)
+                   for good, _, desc in tests):
+            diag(f"no passing test matches {r!r}")
+            ok = False
+    diag(f"{passed} of {len(tests)} tests passed, plan "
+         f"{plan[0] if len(plan) == 1 else '?'}")
+    return ok
+
+
+# --- the slow reader (slowread.c) -------------------------------------------
+
+PSEUDO_TAG = 0x80000000
+ENTRY_NAMES = {0: "unknown", 1: "syscall", 2: "exception", 3: "interrupt"}
+P_KERNEL, P_LOST, P_THREAD = 1, 3, 6
+THREAD_NEW, THREAD_EXIT = 1, 2
+
+
+def records_to_dicts(data):
+    """/dev/bts's records as read() returns them (struct bts_record, 24
+    bytes each, THREAD records saying whose the next ones are) as the
+    dicts of bts-dump's jsonl, without symbols."""
+    out, tid, pid = [], None, None
+    if len(data) % 24:
+        raise ValueError(f"{len(data)} bytes: not whole records")
+    for off in range(0, len(data), 24):
+        frm, to, flags = struct.unpack_from("<QQQ", data, off)
+        if frm >> 32 != PSEUDO_TAG:
+            out.append({"tid": tid, "pid": pid, "kind": "branch",
+                        "from": hex(frm), "to": hex(to)})
+            continue
+        typ, arg = frm & 0xff, (frm >> 8) & 0xffffff
+        r = {"tid": tid, "pid": pid}
+        if typ == P_THREAD:
+            tid, pid = to, flags
+            if arg in (THREAD_NEW, THREAD_EXIT):
+                out.append({"tid": tid, "pid": pid, "kind":
+                            "thread_new" if arg == THREAD_NEW
+                            else "thread_exit"})
+            continue
+        if typ == P_KERNEL:
+            entry = ENTRY_NAMES.get(arg & 0xff, "unknown")
+            r.update(kind="kernel", entry=entry)
+            if entry in ("exception", "interrupt"):
+                r["vector"] = arg >> 8
+            r.update({k: hex(v) for k, v in (("from", flags), ("to", to))
+                      if v})
+        elif typ == P_LOST:
+            r.update(kind="lost", count=to)
+        else:
+            r.update(kind="pseudo", type=typ, arg=arg, to=hex(to),
+                     flags=hex(flags))
+        out.append(r)
+    return out
+
+
+def slow_status_check(line, threads, data, diag):
+    """slowread's summary: the traced threads waited for the reader
+    (throttled > 0, and slowread read after such waits), nothing was lost,
+    every thread was traced, it read every record the file put into the
+    threads' buffers (those of @data but the THREAD records read() adds),
+    and @data holds all it read."""
+    diag("slowread: " + line.strip())
+    n = len(data) // 24
+    framing = sum(1 for off in range(0, n * 24, 24)
+                  if struct.unpack_from("<Q", data, off)[0] >> 32 ==
+                  PSEUDO_TAG and data[off] == P_THREAD)
+    try:
+        st = {k: int(v) for k, v in (kv.split("=", 1)
+                                     for kv in line.split())}
+        ok = (st["throttled"] > 0 and st["slow_reads"] > 0 and
+              st["lost"] == 0 and st["untraced"] == 0 and
+              st["threads"] == threads and st["read"] == n and
+              st["records"] == n - framing)
+    except (KeyError, ValueError) as e:
+        diag(f"slowread's summary is incomplete: {e}")
+        return False
+    if not ok:
+        diag(f"expected throttled > 0, slow_reads > 0, lost 0, untraced 0, "
+             f"{threads} threads, read={n} (the records saved) and "
+             f"records={n - framing} (those but {framing} THREAD records)")
+    return ok
+
+
+def slow_check(oracle, data, line, sym, diag):
+    try:
+        recs = records_to_dicts(data)
+    except ValueError as e:
+        diag(str(e))
+        return False
+    ok = slow_status_check(line, len(oracle.threads), data, diag)
+    return compare_trace(oracle, Dump(records=recs), sym, diag) and ok
+
+
 # --- self-test ---------------------------------------------------------------
 
 VECTOR_OF_SIGNAL = {4: 6, 5: 3, 7: 17, 8: 0, 11: 14}
@@ -488,9 +787,11 @@ def synthesize(oracle, sym, own):
     lines = own.lines({e[1] for t in oracle.threads.values() for e in t
                        if e[0] == "B" and own.has(e[1])})
     for tid in sorted(oracle.threads):
+        pid = oracle.process.get(tid)
+        recs.append({"tid": tid, "pid": pid, "kind": "thread_new"})
         for kind, frm, to, what in oracle.threads[tid]:
             # A kernel record has no "from" or "to" where it is unknown.
-            r = {"tid": tid, "pid": min(oracle.threads)}
+            r = {"tid": tid, "pid": pid}
             r.update({k: hex(v) for k, v in (("from", frm), ("to", to))
                       if v or kind == "B"})
             if kind == "B":
@@ -504,6 +805,7 @@ def synthesize(oracle, sym, own):
                 if sig:
                     r["vector"] = VECTOR_OF_SIGNAL[int(sig)]
             recs.append(r)
+        recs.append({"tid": tid, "pid": pid, "kind": "thread_exit"})
     return recs
 
 
@@ -531,7 +833,8 @@ def self_test(oracle, sym, own, diag):
         diag("self-test: needs the oracle trace of a program with threads")
         return False
     main = tids[0]
-    ix = [i for i, r in enumerate(recs) if r["tid"] == main]
+    ix = [i for i, r in enumerate(recs) if r["tid"] == main and
+          r["kind"] not in FRAMING]
     br = [i for i in ix if recs[i]["kind"] == "branch"]
     sc = [i for i in ix if recs[i]["kind"] == "kernel" and
           recs[i]["entry"] == "syscall"]
@@ -541,7 +844,7 @@ def self_test(oracle, sym, own, diag):
         return recs[:i] + [dict(recs[i], **kw)] + recs[i + 1:]
 
     def kernel(entry, vector, frm, to):
-        return {"tid": main, "kind": "kernel", "entry": entry,
+        return {"tid": main, "pid": main, "kind": "kernel", "entry": entry,
                 "vector": vector, "from": frm, "to": to}
 
     trace = lambda d: compare_trace(oracle, d, sym, q)  # noqa: E731
@@ -569,7 +872,8 @@ def self_test(oracle, sym, own, diag):
     expect("no last stretch in the kernel", False, trace,
            recs[:ix[-1]] + recs[ix[-1] + 1:])
     expect("a LOST record", False, trace,
-           recs[:mid] + [{"tid": main, "kind": "lost", "count": 1}] +
+           recs[:mid] + [{"tid": main, "pid": main, "kind": "lost",
+                          "count": 1}] +
            recs[mid:])
     expect("a page fault that moved user mode", False, trace,
            recs[:mid] + [kernel("exception", 14, recs[mid]["from"],
@@ -585,8 +889,45 @@ def self_test(oracle, sym, own, diag):
                          for e, v in (("exception", 14), ("interrupt", 236))]
            + recs[mid:])
 
+    at = hex(num(recs[mid]["from"]) + 1)
+    expect("an interrupt set aside where the thread was not", False, trace,
+           recs[:mid] + [kernel("interrupt", 236, at, at)] + recs[mid:])
+    expect("a page fault set aside before where the thread was", False,
+           trace, recs[:mid + 1] + [kernel("exception", 14, recs[mid]["from"],
+                                           recs[mid]["from"])] +
+           recs[mid + 1:])
+    expect("an 'interrupt' of an exception's vector set aside", False, trace,
+           recs[:mid] + [kernel("interrupt", 6, recs[mid]["from"],
+                                recs[mid]["from"])] + recs[mid:])
+    expect("a record of an unknown kind", False, trace,
+           recs[:mid] + [{"tid": main, "pid": main, "kind": "pseudo",
+                          "type": 9, "arg": 0, "to": "0x0",
+                          "flags": "0x0"}] + recs[mid:])
+    expect("a marker", False, trace,
+           recs[:mid] + [{"tid": main, "pid": main, "kind": "marker",
+                          "arg": 1, "to": "0x0", "flags": "0x0"}] +
+           recs[mid:])
+    expect("no thread_new", False, trace,
+           [r for r in recs if r["tid"] != main or r["kind"] != "thread_new"])
+    expect("no thread_exit", False, trace,
+           [r for r in recs if r["tid"] != tids[-1] or
+            r["kind"] != "thread_exit"])
+    expect("a thread of another process", False, trace,
+           [dict(r, pid=tids[-1]) if r["tid"] == tids[-1] else r
+            for r in recs])
+    expect("a thread with records of two processes", False, trace,
+           edit(mid, pid=tids[-1]))
+
     n = 50
-    ring = [r for t in tids for r in [x for x in recs if x["tid"] == t][-n:]]
+    def body(t):
+        return [x for x in recs if x["tid"] == t and x["kind"] not in FRAMING]
+
+    def framed(t, rs):
+        pid = oracle.process.get(t)
+        return ([{"tid": t, "pid": pid, "kind": "thread_new"}] + rs +
+                [{"tid": t, "pid": pid, "kind": "thread_exit"}])
+
+    ring = [r for t in tids for r in framed(t, body(t)[-n:])]
     rng = lambda d: compare_ring(oracle, d, n, sym, q)  # noqa: E731
     last = max(i for i, r in enumerate(ring) if r["tid"] == main and
                r["kind"] == "branch")
@@ -598,7 +939,7 @@ def self_test(oracle, sym, own, diag):
                                                   0x10))] + ring[last + 1:])
     expect("a ring one record too early", False, rng,
            [r for r in ring if r["tid"] != main] +
-           [r for r in recs if r["tid"] == main][-n - 1:-1])
+           framed(main, body(main)[-n - 1:-1]))
 
     first = next(i for i in br if own.has(num(recs[i]["from"])) and
                  own.has(num(recs[i]["to"])))
@@ -653,6 +994,90 @@ def self_test(oracle, sym, own, diag):
            lambda d: pid_check(d, main + 1, q), one)
     expect("two threads' traces, of -p", False,
            lambda d: pid_check(d, main, q), recs)
+    pid1 = lambda d: pid_check(d, main, q)  # noqa: E731
+    one_br = [i for i, r in enumerate(one) if r["kind"] == "branch"]
+    j = one_br[len(one_br) // 2]
+    expect("a -p trace with a branch from before where the thread was",
+           False, pid1, one[:j] + [dict(one[j], **{"from": hex(
+               num(one[j - 1]["to"]) - 1)})] + one[j + 1:])
+    exit_rec = [r for r in one if r["kind"] == "kernel"][-1]
+    expect("a -p trace without its exit", False, pid1,
+           [r for r in one if r is not exit_rec])
+    expect("a -p trace with a LOST record", False, pid1,
+           one[:j] + [{"tid": main, "pid": main, "kind": "lost",
+                       "count": 3}] + one[j:])
+    expect("a -p trace without thread_exit", False, pid1, one[:-1])
+
+    # The slow reader's records and summary.
+    def encode(rs):
+        kinds = {v: k for k, v in ENTRY_NAMES.items()}
+        out = bytearray()
+        for r in rs:
+            tag = PSEUDO_TAG << 32
+            if r["kind"] in FRAMING:
+                ev = THREAD_NEW if r["kind"] == "thread_new" else THREAD_EXIT
+                vals = (tag | ev << 8 | P_THREAD, r["tid"], r["pid"])
+            elif r["kind"] == "branch":
+                vals = (num(r["from"]), num(r["to"]), 0)
+            elif r["kind"] == "kernel":
+                arg = kinds[r["entry"]] | (r.get("vector") or 0) << 8
+                vals = (tag | arg << 8 | P_KERNEL, num(r.get("to", 0)),
+                        num(r.get("from", 0)))
+            else:
+                vals = (tag | P_LOST, r["count"], 0)
+            out += struct.pack("<QQQ", *vals)
+        return bytes(out)
+
+    good = ("records=%d lost=0 throttled=7 threads=%d untraced=0 read=%d "
+            "slow_reads=7" % (len(recs) - 2 * len(tids), len(tids),
+                              len(recs)))
+    for name, data, line, want in (
+            ("the slow reader's trace", encode(recs), good, True),
+            ("a slow reader's trace with a record dropped",
+             encode(recs[:mid] + recs[mid + 1:]), good, False),
+            ("a slow reader's trace with a LOST record",
+             encode(recs[:mid] + [{"tid": main, "pid": main, "kind": "lost",
+                                   "count": 2}] + recs[mid:]), good, False),
+            ("a slow reader's trace cut short", encode(recs)[:-30], good,
+             False),
+            ("a slow reader's trace without its last record",
+             encode(recs[:-1]), good, False),
+            ("a slow reader never throttled", encode(recs),
+             good.replace("throttled=7", "throttled=0"), False),
+            ("a slow reader that never read after a wait", encode(recs),
+             good.replace("slow_reads=7", "slow_reads=0"), False),
+            ("a slow reader with records lost", encode(recs),
+             good.replace("lost=0", "lost=1"), False),
+            ("a slow reader that read less than was put", encode(recs),
+             good.replace(f"read={len(recs)}", "read=5"), False),
+            ("a slow reader's summary without its counts", encode(recs),
+             "records=5 lost=0", False)):
+        expect_fn(name, want,
+                  lambda: slow_check(oracle, data, line, sym, q))
+
+    # A helper's TAP (abi.c).
+    good_tap = ["ok 1 - attach: a thing", "ok 2 - another user's process "
+                "is EPERM", "1..2"]
+    req = [r"another user's process is EPERM"]
+    for name, lines, good in (
+            ("a TAP run", good_tap, True),
+            ("a TAP run with a SKIP", good_tap[:1] +
+             ["ok 2 - another user's process is EPERM # SKIP no user"] +
+             good_tap[2:], False),
+            ("a TAP run with a TODO", ["ok 1 - x # TODO later"] +
+             good_tap[1:], False),
+            ("a TAP run with a test failed", ["not ok 1 - attach"] +
+             good_tap[1:], False),
+            ("a TAP run without its plan", good_tap[:2], False),
+            ("a TAP run that bailed out", good_tap[:1] +
+             ["Bail out! open /dev/bts"], False),
+            ("a TAP run one test short", good_tap[:1] + ["1..1"], False),
+            ("a TAP run with a test renumbered", good_tap[:1] +
+             ["ok 3 - another user's process is EPERM", "1..2"], False),
+            ("an empty TAP run", ["1..0"], False),
+            ("a TAP run without a required test",
+             ["ok 1 - attach: a thing", "1..1"], False)):
+        expect_fn(name, good, lambda: tap_check(lines, req, q))
 
     user = lambda d: user_only_check([d], q)  # noqa: E731
     expect("user addresses only", True, user, recs)
@@ -700,6 +1125,14 @@ def main():
     c.add_argument("--until", dest="func_until", required=True)
     u = sub.add_parser("user-only")
     u.add_argument("jsonl", nargs="+")
+    tp = sub.add_parser("tap")
+    tp.add_argument("tap")
+    tp.add_argument("--require", action="append", default=[])
+    sl = sub.add_parser("slow")
+    sl.add_argument("oracle")
+    sl.add_argument("records")
+    sl.add_argument("summary")
+    sl.add_argument("--binary", required=True)
     d = sub.add_parser("pid")
     d.add_argument("jsonl")
     d.add_argument("pid", type=int)
@@ -712,6 +1145,10 @@ def main():
     if a.cmd == "user-only":
         ok = user_only_check([Dump(f) for f in a.jsonl], diag)
         sys.exit(0 if ok else 1)
+    if a.cmd == "tap":
+        with open(a.tap) as f:
+            lines = f.read().splitlines()
+        sys.exit(0 if tap_check(lines, a.require, diag) else 1)
     if a.cmd == "pid":
         sys.exit(0 if pid_check(Dump(a.jsonl), a.pid, diag) else 1)
     if a.cmd == "calls":
@@ -730,6 +1167,16 @@ def main():
                            a.main_only)
     elif a.cmd == "ring":
         ok = compare_ring(Oracle(a.oracle), Dump(a.jsonl), a.n, sym, diag)
+    elif a.cmd == "slow":
+        with open(a.records, "rb") as f:
+            data = f.read()
+        with open(a.summary) as f:
+            lines = [x for x in f.read().splitlines() if x.startswith(
+                "records=")]
+        ok = bool(lines) and slow_check(Oracle(a.oracle), data, lines[-1],
+                                        sym, diag)
+        if not lines:
+            diag("no summary line from slowread")
     elif a.cmd == "symbols":
         ok = symbols_check(Dump(a.jsonl), sym, Own(a.binary), diag)
     elif a.cmd == "text":

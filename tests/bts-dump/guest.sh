@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/bts-dump/guest.sh RESULTS BUILD BTS_DUMP PROG...
+# tests/bts-dump/guest.sh RESULTS BUILD BTS_DUMP PROG... [-- SLOW_PROG...]
 #
 # Runs in the test VM, as root (started by tests/bts-dump/run): traces
-# each PROG (BUILD/progs/PROG) with the oracle (-t: every thread) and with
+# each PROG (BUILD/progs/PROG) with the oracle (-f: every thread of every
+# process) and with
 # bts-dump, and leaves the raw results in RESULTS, where the host compares
 # them:
 #
@@ -21,6 +22,8 @@
 #                   and as the unprivileged user
 #   lossless/*      bts-dump --progress of BUILD/progs/spin (10^7
 #                   branches) in raw format, counted in the VM (rawcheck)
+#   slow/SLOW_PROG  BUILD/slowread (slowread.c), a lossless trace read
+#                   slowly: records in SLOW_PROG.rec, its counts in .out
 #
 # Each step leaves STEP.rc (exit status), STEP.out and STEP.err (the
 # traced program's and the tool's output) and STEP.secs (wall time).
@@ -33,6 +36,14 @@ set -u
 res=$1 build=$2 dump=$3
 shift 3
 progs=$build/progs
+slow=()
+for ((i = 1; i <= $#; i++)); do
+	if [ "${!i}" = -- ]; then
+		slow=("${@:i + 1}")
+		set -- "${@:1:i - 1}"
+		break
+	fi
+done
 
 run_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LC_ALL=C
 	setarch x86_64 -R)
@@ -66,7 +77,7 @@ done
 # The oracle's runs go on beside everything else: single-stepping is what
 # takes time, the VM has two CPUs, and no trace depends on timing.
 for p in "$@"; do
-	step "$p/oracle" "${run_env[@]}" "$build/oracle" -t \
+	step "$p/oracle" "${run_env[@]}" "$build/oracle" -f \
 		-o "$res/$p/oracle.txt" -- "$progs/$p"
 done &
 oracles=$!
@@ -103,18 +114,34 @@ step env/dump "${run_env[@]}" "$dump" -q --format=raw -o /dev/null -- \
 dir nobody || exit 125
 step nobody/calls "${as_nobody[@]}" "${run_env[@]}" "$dump" \
 	--format=jsonl -o "$res/nobody/calls.jsonl" -- "$progs/calls"
-"${as_nobody[@]}" sleep 5 &
+# One's own process: head, which waits for a byte from a FIFO and exits
+# once it has it.  It is sent only once bts-dump -p says (--progress) that
+# it traces the one thread, so that the trace always has head's end.
+fifo=/tmp/bts-dump-fifo
+rm -f "$fifo"
+mkfifo -m 0666 "$fifo" || exit 125
+"${as_nobody[@]}" head -c 1 "$fifo" >/dev/null &
 own=$!
-sleep 60 &
+sleep 600 &
 root=$!
-# Until it has exec'ed sleep, the first is still root's.
-for _ in $(seq 100); do
-	[ "$(readlink "/proc/$own/exe")" = /usr/bin/sleep ] && break
+# Until it has exec'ed head, the first is still root's.
+for _ in $(seq 600); do
+	[ "$(readlink "/proc/$own/exe")" = /usr/bin/head ] && break
 	sleep 0.1
 done
 echo "$own" >"$res/nobody/own.pid"
-step nobody/own "${as_nobody[@]}" timeout 30 "$dump" -p "$own" \
-	--format=jsonl -o "$res/nobody/own.jsonl"
+step nobody/own "${as_nobody[@]}" timeout 300 "$dump" -p "$own" \
+	--progress --format=jsonl -o "$res/nobody/own.jsonl" &
+own_dump=$!
+for _ in $(seq 3000); do
+	grep -q ' 1 threads (1 running)' "$res/nobody/own.err" 2>/dev/null &&
+		break
+	sleep 0.1
+done
+# (A writer waits for a reader: not forever, should head be gone.)
+timeout 60 sh -c 'echo x >"$1"' sh "$fifo"
+wait "$own_dump"
+rm -f "$fifo"
 step nobody/root "${as_nobody[@]}" timeout 30 "$dump" -p "$root" \
 	--format=jsonl -o "$res/nobody/root.jsonl"
 # As the unprivileged user, with root's process and a set-user-ID program.
@@ -134,6 +161,13 @@ ls -l /tmp/spin.raw >"$res/lossless/size"
 mapfile -t ranges <"$build/spin.ranges"
 step lossless/rawcheck "$build/rawcheck" "${ranges[@]}" /tmp/spin.raw
 rm -f /tmp/spin.raw
+
+# Lossless backpressure: a reader slower than the program (slowread.c).
+dir slow || exit 125
+for p in "${slow[@]}"; do
+	step "slow/$p" "${run_env[@]}" "$build/slowread" \
+		-o "$res/slow/$p.rec" -- "$progs/$p"
+done
 
 wait "$oracles"
 exit 0

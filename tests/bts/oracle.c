@@ -3,7 +3,7 @@
  * oracle: the taken user-mode branches of a program, found by ptrace
  * single-stepping instead of by BTS, to check BTS traces against.
  *
- *	oracle [-t] [-o FILE] [-l MAX_STEPS] -- CMD [ARG...]
+ *	oracle [-t | -f] [-o FILE] [-l MAX_STEPS] -- CMD [ARG...]
  *
  * The child asks to be traced and execs CMD; the exec stops it before the
  * first instruction of the new image (for a static binary, _start), which
@@ -22,10 +22,12 @@
  * did not return to the next instruction, the final summary); a comparison
  * skips them.
  *
- * -t follows the threads CMD creates (PTRACE_O_TRACECLONE; not forks),
- * stepping each on its own, and lists what a user-only trace of each
- * thread holds, including its stretches in the kernel.  Every line starts
- * with the thread id, and lines of different threads interleave:
+ * -t follows the threads CMD creates (PTRACE_O_TRACECLONE), stepping each
+ * on its own, and lists what a user-only trace of each thread holds,
+ * including its stretches in the kernel.  -f is -t that also follows the
+ * processes CMD and its descendants fork (PTRACE_O_TRACEFORK, _TRACEVFORK),
+ * each process's threads too.  Every line starts with the thread id, and
+ * lines of different threads interleave:
  *
  *	TID B FROM TO MNEMONIC	a taken branch, as above
  *	TID K FROM TO ENTRY	a stretch in the kernel: entered at FROM,
@@ -34,7 +36,9 @@
  *				SIG) or "unknown" (FROM 0: the thread was
  *				born in the kernel, at the exec or the clone).
  *				TO is 0 when the thread never came back.
- *	# TID NOTE		notes, as above
+ *	# TID NOTE		notes, as above; among them, at each
+ *				thread's first stop, "process PID": the
+ *				thread belongs to process PID (its Tgid)
  *
  * A stretch ends where the next instruction completes, which may be in a
  * signal handler.  Faults the kernel handles without a signal (page
@@ -74,9 +78,12 @@
  * changed, if at all, without the old instruction completing.
  *
  * With -t, a thread that steps clone() first reports a PTRACE_EVENT_CLONE
- * stop, in the middle of the system call; it is resumed with the same step
- * pending.  The new thread starts with a SIGSTOP, at the instruction after
- * the system call, which is not delivered.
+ * stop (with -f, a fork() or vfork() PTRACE_EVENT_FORK or _VFORK), in the
+ * middle of the system call; it is resumed with the same step pending.
+ * The new thread or process starts with a SIGSTOP, at the instruction
+ * after the system call, which is not delivered.  A forked child has its
+ * parent's code at the same addresses, so instructions are decoded from
+ * CMD's memory for every process.
  *
  * Limitations: a non-branch instruction whose next PC is not its
  * fall-through, other than a repeated string instruction restarting
@@ -84,6 +91,10 @@
  * guess.  Without -t, only the thread that execs CMD is followed.  With
  * -t, CMD must not end while threads other than the one ending it run: a
  * thread killed between its stop and its next step makes the oracle fail.
+ * With -f, CMD must also wait for its children before it ends (the oracle
+ * ends with CMD, and its children would be killed), and a followed
+ * process must not exec (its code would no longer be CMD's): the oracle
+ * fails if one does.
  */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
@@ -159,7 +170,8 @@ static unsigned int cache_used;
 static csh cs;
 static int memfd;
 static int mode32;		/* the tracee runs 32-bit code */
-static int follow;		/* -t */
+static int follow;		/* -t or -f */
+static int follow_forks;	/* -f */
 static FILE *out;
 static pid_t leader;
 static struct thread *threads;
@@ -410,11 +422,35 @@ static void remove_thread(struct thread *gone)
 	free(gone);
 }
 
+/* The process @tid belongs to: its Tgid in /proc. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	long tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		die(path);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	if (tgid <= 0) {
+		fprintf(stderr, "oracle: no Tgid in %s\n", path);
+		exit(2);
+	}
+	return tgid;
+}
+
 /* The first stop of a thread: it starts, in the kernel, at its PC. */
 static void start_thread(struct thread *t)
 {
 	t->started = 1;
 	t->pc = peek_user(t->tid, REG(rip));
+	if (follow)
+		note(t, "process %d", tgid_of(t->tid));
 	note(t, "start %llx", (unsigned long long)t->pc);
 	kernel_begin(t, E_UNKNOWN, 0, 0);
 }
@@ -536,17 +572,26 @@ odd:
 /* -t: a stop of a thread that is not a step's end.  Handled? */
 static int thread_event(struct thread *t, int status)
 {
+	int event = status >> 16;
 	unsigned long msg;
 
-	if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_CLONE << 8))) {
-		/* In the middle of clone(): the step goes on. */
+	if (WSTOPSIG(status) == SIGTRAP &&
+	    (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+	     event == PTRACE_EVENT_VFORK)) {
+		/* In the middle of clone() or fork(): the step goes on. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg))
 			die("oracle: PTRACE_GETEVENTMSG");
 		if (!find_thread(msg))
 			add_thread(msg);
-		note(t, "clone %lu", msg);
+		note(t, "%s %lu", event == PTRACE_EVENT_CLONE ? "clone" : "fork",
+		     msg);
 		step(t);
 		return 1;
+	}
+	if (WSTOPSIG(status) == SIGTRAP && event == PTRACE_EVENT_EXEC) {
+		fprintf(stderr, "oracle: %d exec'ed: -f cannot follow that\n",
+			t->tid);
+		exit(2);
 	}
 	if (!t->started) {
 		/* A new thread's first stop; the SIGSTOP is not delivered. */
@@ -581,7 +626,7 @@ static void thread_gone(struct thread *t, int status)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: oracle [-t] [-o FILE] [-l MAX_STEPS] -- CMD [ARG...]\n");
+	fprintf(stderr, "usage: oracle [-t | -f] [-o FILE] [-l MAX_STEPS] -- CMD [ARG...]\n");
 	exit(2);
 }
 
@@ -594,10 +639,14 @@ int main(int argc, char **argv)
 	long options;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "+to:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "+tfo:l:")) != -1) {
 		switch (opt) {
 		case 't':
 			follow = 1;
+			break;
+		case 'f':
+			follow = 1;
+			follow_forks = 1;
 			break;
 		case 'o':
 			out_name = optarg;
@@ -643,7 +692,9 @@ int main(int argc, char **argv)
 			argv[optind], status);
 		return 2;
 	}
-	options = PTRACE_O_EXITKILL | (follow ? PTRACE_O_TRACECLONE : 0);
+	options = PTRACE_O_EXITKILL | (follow ? PTRACE_O_TRACECLONE : 0) |
+		  (follow_forks ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+				  PTRACE_O_TRACEEXEC : 0);
 	if (ptrace(PTRACE_SETOPTIONS, leader, NULL, (void *)options))
 		die("oracle: PTRACE_SETOPTIONS");
 	snprintf(path, sizeof(path), "/proc/%d/mem", leader);
@@ -668,7 +719,10 @@ int main(int argc, char **argv)
 		if (pid < 0)
 			die("oracle: waitpid");
 		t = find_thread(pid);
-		/* -t: a new thread, stopped before its parent's clone event. */
+		/*
+		 * -t: a new thread, stopped before its parent's clone event
+		 * (or -f: a new process, before the fork event).
+		 */
 		if (!t)
 			t = add_thread(pid);
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {

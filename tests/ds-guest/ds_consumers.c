@@ -35,9 +35,15 @@
  *		far (consumed into a vmalloc()ed buffer at each overflow
  *		callback and when read)
  *   NAME/status	ds_bts_status() and the module's own counters
+ *   NAME/kids	inherit=1: the records of the consumers the task's threads
+ *		and children got, consumed when read from offset 0: for each
+ *		one, in the order of their task_fork calls, a header record
+ *		{ 0, its index, N } and then its N records
  *
  *   late	callbacks that came after their consumer's ds_release_bts()
  *		returned
+ *   raced	releases that began while a task_exit callback slept
+ *		(exit_sleep), to tell that a race test hit its window
  *
  * The module checks the detach contract: a callback of a consumer after
  * ds_release_bts() returned is counted in "late" and WARNs (the consumer's
@@ -107,6 +113,8 @@ enum dsc_drain {
  * @read_lock: serializes readers of @snap
  * @snap: ring mode: the records read at offset 0
  * @snap_len: records in @snap
+ * @kid_snap: the records NAME/kids read at offset 0
+ * @kid_len: records in @kid_snap
  * @released: ds_release_bts() returned: no callback may come any more
  * @kids: inherit=1: the consumers of the task's threads and children, and
  *	theirs, handed over by task_fork
@@ -141,6 +149,8 @@ struct dsc {
 	struct mutex		read_lock;	/* see @read_lock above */
 	struct bts_record	*snap;
 	u32			snap_len;
+	struct bts_record	*kid_snap;
+	u32			kid_len;
 	bool			released;
 	struct ds_consumer	*kids[DSC_MAX_KIDS];
 	atomic_t		nr_kids;
@@ -156,6 +166,9 @@ static LIST_HEAD(dsc_list);
 static LIST_HEAD(dsc_released);
 /* Callbacks after their consumer's release returned. */
 static atomic_t dsc_late;
+/* task_exit callbacks sleeping now, and releases that began meanwhile. */
+static atomic_t dsc_exit_sleeping;
+static atomic_t dsc_raced;
 static struct dentry *dsc_root;
 
 /* Take up to @max records from the stream.  Context: @d->lock held. */
@@ -258,8 +271,11 @@ static void dsc_task_exit(struct ds_consumer *c, void *data)
 		return;
 	}
 	atomic_inc(&d->exited);
-	if (d->exit_sleep)
+	if (d->exit_sleep) {
+		atomic_inc(&dsc_exit_sleeping);
 		msleep(d->exit_sleep);
+		atomic_dec(&dsc_exit_sleeping);
+	}
 }
 
 static void *dsc_task_fork(struct ds_consumer *c, struct ds_consumer *child,
@@ -339,6 +355,62 @@ static ssize_t dsc_records_read(struct file *file, char __user *ubuf,
 	return ret;
 }
 
+/*
+ * The inherited consumers' records, consumed at offset 0: for each one a
+ * header record { 0, index, N }, then its N records.
+ */
+static ssize_t dsc_kids_read(struct file *file, char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	struct dsc *d = file->private_data;
+	int i, kids = min(atomic_read(&d->nr_kids), DSC_MAX_KIDS);
+	struct ds_bts_status st;
+	struct bts_record *hdr;
+	u64 total = 0;
+	ssize_t ret;
+	u32 got;
+
+	mutex_lock(&d->read_lock);
+	if (*ppos == 0) {
+		vfree(d->kid_snap);
+		d->kid_snap = NULL;
+		d->kid_len = 0;
+		for (i = 0; i < kids; i++) {
+			ds_bts_status(d->kids[i], &st);
+			total += 1 + st.pending;
+		}
+		if (total > DSC_MAX_CAP) {
+			ret = -E2BIG;
+			goto out;
+		}
+		if (total)
+			d->kid_snap = vmalloc_array(total, sizeof(*d->kid_snap));
+		if (total && !d->kid_snap) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (i = 0; i < kids && d->kid_len < total; i++) {
+			hdr = &d->kid_snap[d->kid_len++];
+			got = ds_consume_bts(d->kids[i], d->kid_snap + d->kid_len,
+					     total - d->kid_len - (kids - 1 - i));
+			*hdr = (struct bts_record){ .to = i, .flags = got };
+			d->kid_len += got;
+		}
+	}
+	ret = simple_read_from_buffer(ubuf, count, ppos, d->kid_snap,
+				      (size_t)d->kid_len * sizeof(*d->kid_snap));
+out:
+	mutex_unlock(&d->read_lock);
+	return ret;
+}
+
+static const struct file_operations dsc_kids_fops = {
+	.owner		= THIS_MODULE,
+	.open		= simple_open,
+	.read		= dsc_kids_read,
+	.llseek		= default_llseek,
+};
+
 static const struct file_operations dsc_records_fops = {
 	.owner		= THIS_MODULE,
 	.open		= simple_open,
@@ -394,6 +466,7 @@ static void dsc_free(struct dsc *d)
 {
 	vfree(d->buf);
 	vfree(d->snap);
+	vfree(d->kid_snap);
 	kfree(d);
 }
 
@@ -407,6 +480,9 @@ static void dsc_release(struct dsc *d)
 
 	/* Waits for readers of the files, which use @d->c. */
 	debugfs_remove_recursive(d->dir);
+	/* Tell the race tests that they hit their window. */
+	if (atomic_read(&dsc_exit_sleeping))
+		atomic_inc(&dsc_raced);
 	/* Work items that run from now on leave @d->c alone. */
 	spin_lock_irq(&d->lock);
 	d->dying = true;
@@ -425,8 +501,10 @@ static void dsc_release(struct dsc *d)
 	d->spare = NULL;
 	vfree(d->buf);
 	vfree(d->snap);
+	vfree(d->kid_snap);
 	d->buf = NULL;
 	d->snap = NULL;
+	d->kid_snap = NULL;
 	WRITE_ONCE(d->released, true);
 	list_add_tail(&d->node, &dsc_released);
 }
@@ -617,6 +695,7 @@ static int dsc_attach(struct dsc *d, struct list_head *added)
 	d->dir = debugfs_create_dir(d->name, dsc_root);
 	debugfs_create_file("records", 0400, d->dir, d, &dsc_records_fops);
 	debugfs_create_file("status", 0400, d->dir, d, &dsc_status_fops);
+	debugfs_create_file("kids", 0400, d->dir, d, &dsc_kids_fops);
 	list_add_tail(&d->node, added);
 	if (d->drain == DSC_DRAIN_SLOW)
 		queue_delayed_work_on(d->wcpu, system_wq, &d->slow, d->period);
@@ -792,6 +871,7 @@ static int __init dsc_init(void)
 			    &dsc_control_fops);
 	debugfs_create_file("marker", 0200, dsc_root, NULL, &dsc_marker_fops);
 	debugfs_create_atomic_t("late", 0400, dsc_root, &dsc_late);
+	debugfs_create_atomic_t("raced", 0400, dsc_root, &dsc_raced);
 	return 0;
 }
 

@@ -62,6 +62,7 @@ save()
 	for n in "$@"; do
 		cat "$D/$n/records" >"$dir/$n.bin"
 		cat "$D/$n/status" >"$dir/$n.status"
+		cat "$D/$n/kids" >"$dir/$n.kids"
 	done
 }
 
@@ -90,7 +91,9 @@ nproc >"$res/nproc"
 
 # --- oracle ----------------------------------------------------------------
 for p in work sleepy; do
-	step "$p.oracle" "${run_env[@]}" "$build/oracle" \
+	# -t: also each stretch in the kernel, where it entered and where
+	# it came back, as a user-only stream shows them.
+	step "$p.oracle" "${run_env[@]}" "$build/oracle" -t \
 		-o "$res/$p.oracle.txt" -- "$prog/$p"
 done
 
@@ -191,17 +194,21 @@ perf_args=(-N -B -e branches:u -c 1)
 ctl "$a" attach1 "attach arb1 cpu=1 priv=all mode=ring size=64"
 step arb/perf1 perf record "${perf_args[@]}" -o /tmp/arb1.data -- true
 ctl "$a" release1 "release arb1"
-# ...and while perf traces, no consumer can attach.
-perf record "${perf_args[@]}" -o /tmp/arb2.data -- sleep 2 \
+# ...and while perf traces, no consumer can attach.  perf's workload waits
+# for a byte on a FIFO, written once the attaches are done.
+mkfifo /tmp/arb.fifo
+perf record "${perf_args[@]}" -o /tmp/arb2.data -- head -c 1 /tmp/arb.fifo \
 	>"$a/perf2.out" 2>"$a/perf2.err" &
 perf_pid=$!
-for _ in $(seq 200); do
-	pgrep -x -P $perf_pid sleep >/dev/null && break
-	sleep 0.05
+# Up to 120 s for perf to start its workload (the exec enables the event).
+for _ in $(seq 1200); do
+	pgrep -x -P $perf_pid head >/dev/null && break
+	sleep 0.1
 done
-pgrep -x -P $perf_pid sleep >"$a/perf2.sleep"
+pgrep -x -P $perf_pid head >"$a/perf2.child"
 ctl "$a" attach2 "attach arb2 cpu=1 priv=all mode=ring size=64"
 ctl "$a" attach2t "attach arb2t task=$$ priv=user mode=cont size=64"
+timeout 120 sh -c 'echo x >/tmp/arb.fifo'
 wait $perf_pid
 echo $? >"$a/perf2.rc"
 # Once perf is gone, attaching works again.
@@ -246,7 +253,9 @@ for _ in $(seq 600); do
 	sleep 0.05
 done
 cp $D/e1/status "$x/e1.status"
+cat $D/raced >"$x/raced.before"
 ctl "$x" release2 "release e2"
+cat $D/raced >"$x/raced"
 wait
 cat $D/late >"$x/late"
 ctl "$x" release "release"

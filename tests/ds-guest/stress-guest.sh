@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/ds-guest/stress-guest.sh BUILD SECONDS
+# tests/ds-guest/stress-guest.sh BUILD SECONDS RESULTS
 #
 # Runs in the debug VM (started by tests/ds-guest/stress): for SECONDS,
 # storms of consumers attaching and detaching (small wakeup marks, so
@@ -11,10 +11,11 @@
 # (tests/ds-guest/stress-progs/devbts.c), and CPU 1 going offline and
 # online; then a
 # lossless consumer is released while it holds its task back.  Prints
-# TAP.  Kernel reports and leaks are for tests/vm/run to find.
+# TAP.  Kernel reports and leaks are for tests/vm/run to find.  The
+# records whose content stress-check.py checks on the host go to RESULTS.
 set -u
 
-build=$1 secs=$2
+build=$1 secs=$2 res=$3
 D=/sys/kernel/debug/ds_consumers
 prog=$build/stress-progs
 tmp=$(mktemp -d)
@@ -151,13 +152,15 @@ execs=$!
 forks=$!
 
 # A lossless consumer on a task that never sleeps, drained slowly: it
-# must get everything, whatever else happens.
+# must get everything, whatever else happens: busy's LL_STEPS calls of
+# step(), which stress-check.py checks record by record.
+LL_STEPS=100000
 cat >"$tmp/ll.spec" <<EOF
 attach ll task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=128 period=2
 EOF
 # The consumer is released by the storms' end; dsrun saves its numbers
 # first through the status file, polled below.
-"$build/dsrun" -a "$tmp/ll.spec" -- "$prog/busy" 100000 \
+"$build/dsrun" -a "$tmp/ll.spec" -- "$prog/busy" $LL_STEPS \
 	>"$tmp/busy.out" 2>&1 &
 busy=$!
 
@@ -215,6 +218,10 @@ echo $? >"$tmp/busy.rc"
 [ -e $D/ll/status ] && cp $D/ll/status "$tmp/ll.status"
 [ -e $D/ll/records ] && cat $D/ll/records >"$tmp/ll.records"
 echo "release ll" >$D/control
+# For stress-check.py: the records, the counters, the steps.
+cp "$tmp/ll.records" "$res/ll.bin" 2>/dev/null
+cp "$tmp/ll.status" "$res/ll.status" 2>/dev/null
+echo $LL_STEPS >"$res/ll.steps"
 
 wait "${storms[@]}" $threads $execs $forks $perf $hotplug
 wait $devbts
@@ -267,7 +274,8 @@ lossless()
 check "lossless under stress: nothing lost, the task was throttled" lossless
 
 # Flight recorders alone on their CPUs, which the hardware writes as rings,
-# while the CPUs switch tasks all the time.
+# while the CPUs switch tasks all the time; stress-check.py checks that
+# what they hold is well formed.
 flight()
 {
 	local c fails=0 len
@@ -276,14 +284,10 @@ attach fr1 cpu=1 priv=all mode=ring size=2700" >$D/control || return 1
 	for c in 0 1; do
 		taskset -c $c sh -c 'yes | head -c 30000000 >/dev/null' &
 	done
-	sleep 1
-	for c in 0 1; do
-		len=$(($(cat $D/fr$c/records | wc -c) / 24))
-		echo "fr$c: $len records"
-	done
 	wait
 	for c in 0 1; do
-		len=$(($(cat $D/fr$c/records | wc -c) / 24))
+		cat $D/fr$c/records >"$res/fr$c.bin"
+		len=$(($(stat -c %s "$res/fr$c.bin") / 24))
 		echo "fr$c: $len records after the load"
 		[ "$len" = "$(awk '$1 == "size" { print $2 }' $D/fr$c/status)" ] ||
 			fails=1
@@ -293,6 +297,53 @@ attach fr1 cpu=1 priv=all mode=ring size=2700" >$D/control || return 1
 }
 check "flight recorders alone on busy CPUs (hardware ring mode)" flight
 
+# ring_shows_busy C STEP: CPU C's flight recorder holds 100 calls of busy's
+# step() (at STEP, hex as od prints it).
+ring_shows_busy()
+{
+	od -An -v -tx8 -w24 "$D/fb$1/records" |
+		awk -v s="$2" '$2 == s { n++ } END { exit n < 100 }'
+}
+
+# A flight recorder of a CPU that runs busy, a loop of known branches,
+# suspended from the other CPU once its ring shows the loop: its records
+# go to stress-check.py (fbC.bin, busy's pid in fbC.pid), which checks
+# them record by record against the loop.
+busy_rings()
+{
+	local c o pid i step fails=0
+
+	step=$(nm "$prog/busy" | awk '$3 == "step" { print $1 }')
+	[ -n "$step" ] || { echo "no step() in busy"; return 1; }
+	for c in 0 1; do
+		o=$((1 - c))
+		# This shell, its polls and the suspend stay off CPU C.
+		taskset -p -c $o $$ >/dev/null || return 1
+		echo "attach fb$c cpu=$c priv=all mode=ring size=3000" \
+			>$D/control || return 1
+		taskset -c $c "$prog/busy" 4000000000 &
+		pid=$!
+		for i in $(seq 600); do
+			ring_shows_busy $c "$step" && break
+			sleep 0.2
+		done
+		ring_shows_busy $c "$step" ||
+			{ echo "fb$c: no loop of busy in 120s"; fails=1; }
+		echo "suspend fb$c" >$D/control || fails=1
+		kill "$pid"
+		wait "$pid"
+		cat $D/fb$c/records >"$res/fb$c.bin"
+		echo "$pid" >"$res/fb$c.pid"
+		echo "release fb$c" >$D/control || fails=1
+		echo "fb$c: $(($(stat -c %s "$res/fb$c.bin") / 24)) records," \
+			"busy $pid, ready after $i polls"
+	done
+	taskset -p -c 0,1 $$ >/dev/null
+	return $fails
+}
+check "flight recorders of CPUs running a known loop, suspended from the other CPU" \
+	busy_rings
+
 # Releases racing with the exit of their task: the exit calls the
 # task_exit callbacks one after the other, and the first one sleeps (as it
 # may) while the second consumer is released.  No callback may come after
@@ -300,32 +351,41 @@ check "flight recorders alone on busy CPUs (hardware ring mode)" flight
 # used after it is freed (KASAN).
 exit_race()
 {
-	local k tid late fifo=$tmp/go
+	local k=0 tid late fifo=$tmp/go hits=0 raced pid i
 	mkfifo "$fifo"
-	for k in $(seq 8); do
+	# Eight releases in the window; a release that missed it (it came
+	# after the sleep ended) does not count, up to eight misses.
+	while [ $hits -lt 8 ] && [ $k -lt 16 ]; do
+		k=$((k + 1))
 		: >"$tmp/tid"
 		"$prog/exiter" "$fifo" >"$tmp/tid" &
-		for _ in $(seq 200); do
+		pid=$!
+		for i in $(seq 600); do
 			[ -s "$tmp/tid" ] && break
-			sleep 0.05
+			sleep 0.1
 		done
 		tid=$(cat "$tmp/tid")
 		[ -n "$tid" ] || { echo "no thread"; return 1; }
-		echo "attach ex$k task=$tid priv=all mode=ring size=64 exit_sleep=300
+		echo "attach ex$k task=$tid priv=all mode=ring size=64 exit_sleep=2000
 attach ey$k task=$tid priv=all mode=cont size=64 wakeup=1" >$D/control ||
 			return 1
-		timeout 20 sh -c "echo >$fifo" || { echo "no reader"; return 1; }
-		for _ in $(seq 400); do
+		timeout 60 sh -c "echo >$fifo" || { echo "no reader"; return 1; }
+		for i in $(seq 3000); do
 			[ "$(status "ex$k" exited)" = 1 ] && break
 			sleep 0.02
 		done
+		raced=$(cat $D/raced)
 		echo "release ey$k" >$D/control || return 1
-		wait $!
+		# ds_consumers counts the releases that began while a
+		# task_exit callback slept.
+		[ "$(cat $D/raced)" -gt "$raced" ] && hits=$((hits + 1))
+		wait "$pid"
 		echo "release ex$k" >$D/control || return 1
 	done
 	late=$(cat $D/late)
-	echo "$late callbacks after their release"
-	[ "$late" = 0 ]
+	echo "$hits of $k releases while the exit ran the callbacks;" \
+		"$late callbacks after their release"
+	[ "$late" = 0 ] && [ $hits -eq 8 ]
 }
 check "release racing with the exit of its task" exit_race
 
@@ -339,27 +399,40 @@ EOF
 		>"$tmp/stuck.out" 2>&1
 	echo $? >"$tmp/stuck.rc"
 ) &
-sleep 3
+
+# stuck_state: busy's pid and state; true once it is throttled and waits
+stuck_state()
+{
+	local pid state
+	pid=$(pgrep -n -x busy) || return 1
+	state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)
+	echo "$pid ${state:-?}"
+	# Killable waits show as D.
+	[ "$(status stuck throttled)" -gt 0 ] 2>/dev/null &&
+		{ [ "$state" = D ] || [ "$state" = S ]; }
+}
+
 stuck_release()
 {
 	local pid state i
-	pid=$(pgrep -x busy)
-	state=$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)
-	echo "busy $pid in state ${state:-?}, throttled $(status stuck throttled)"
-	[ "$(status stuck throttled)" -gt 0 ] || return 1
-	# Killable waits show as D.
-	[ "$state" = D ] || [ "$state" = S ] || return 1
-	echo "release stuck" >$D/control || return 1
-	for i in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
+	# Up to 120 s for the task to fill the stream and wait.
+	for i in $(seq 600); do
+		stuck_state >/dev/null && break
 		sleep 0.2
 	done
-	if kill -0 "$pid" 2>/dev/null; then
-		echo "busy still there 20s after the release"
+	read -r pid state < <(stuck_state)
+	echo "busy ${pid:-?} in state ${state:-?}, throttled $(status stuck throttled)"
+	stuck_state >/dev/null || return 1
+	echo "release stuck" >$D/control || return 1
+	for i in $(seq 600); do
+		[ -e "$tmp/stuck.rc" ] && break
+		sleep 0.2
+	done
+	if [ ! -e "$tmp/stuck.rc" ]; then
+		echo "busy still there 120s after the release"
 		kill -9 "$pid"
 		return 1
 	fi
-	sleep 0.5
 	echo "busy exit $(cat "$tmp/stuck.rc")"
 	[ "$(cat "$tmp/stuck.rc")" = 0 ]
 }

@@ -10,6 +10,10 @@ int main(void)
 {
 	marker("0x999 0x9999 0x99999");
 	control("suspend cpu_all_ring cpu_user_ring cpu_kernel_ring\n");
-	control("suspend cpu_all cpu_user cpu_kernel cpu_tiny\n");
+	/*
+	 * cpu_all last: it holds everything the filtered streams hold, to
+	 * their very end (check.py compares them with it).
+	 */
+	control("suspend cpu_user cpu_kernel cpu_tiny cpu_all\n");
 	return 0;
 }

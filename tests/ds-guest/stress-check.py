@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The content checks of tests/ds-guest/stress, on the host.
+
+  stress-check.py RESULTS BUILD [--self-test]
+
+RESULTS is the folder stress-guest.sh left its records in, BUILD the one
+with stress-progs/busy.  Prints a plan and one unnumbered TAP line per
+check, with "# " diagnostics, and exits 1 if any failed; --self-test feeds
+each check data broken the way it must notice, as check.py does.
+
+busy's loop is known from its code (objdump): main() calls step(), step()
+returns, main() jumps back, STEPS times.  A stream of busy must show that
+cycle record by record, with nothing lost, doubled or reordered; its
+stretches in the kernel (interrupts, throttling) must come back to where
+they left.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check import (BRANCH, KERNEL, LOST, SWITCH, disassemble,  # noqa: E402
+                   is_pseudo, is_type, kaddr, load_records, load_status,
+                   ptype, read)
+
+
+class Loop:
+    """busy's loop: the cycle of its three branches, and its code."""
+
+    def __init__(self, binary):
+        main = disassemble(binary, "main")
+        step = disassemble(binary, "step")
+        self.step = step[0][0]
+        rets = [i for i in step if BRANCH.match(i[2])]
+        if len(rets) != 1 or not rets[0][2].startswith("ret"):
+            raise ValueError(f"step() has branches {rets}, not one ret")
+        calls = [i for i in main if i[2].startswith("call") and
+                 i[3] == self.step]
+        if len(calls) != 1:
+            raise ValueError(f"main() calls step() {len(calls)} times")
+        a, a_next = calls[0][0], calls[0][1]
+        # The jump back over the call, with no other branch in between.
+        back = [i for i in main if i[2].startswith("j") and i[0] > a and
+                i[3] is not None and i[3] <= a and
+                not [k for k in main if i[3] <= k[0] < i[0] and
+                     k[0] != a and BRANCH.match(k[2])]]
+        if len(back) != 1:
+            raise ValueError(f"main(): {len(back)} loops around the call")
+        j, j_next, _, t = back[0]
+        self.cycle = [(a, self.step), (rets[0][0], a_next), (j, t)]
+        self.code = [(t, j_next), (self.step, step[-1][1])]
+
+    def inside(self, addr):
+        return any(lo <= addr < hi for lo, hi in self.code)
+
+
+class StressChecks:
+    CHECKS = ("c_lossless", "c_flight_rings", "c_busy_rings")
+
+    def __init__(self, res, build):
+        self.res = res
+        self.loop = Loop(os.path.join(build, "stress-progs", "busy"))
+        self.s, self.st = {}, {}
+        for n in ("ll", "fr0", "fr1", "fb0", "fb1"):
+            f = os.path.join(res, n + ".bin")
+            self.s[n] = load_records(f) if os.path.exists(f) else None
+        self.st["ll"] = load_status(os.path.join(res, "ll.status")) \
+            if os.path.exists(os.path.join(res, "ll.status")) else {}
+        self.steps = int(read(os.path.join(res, "ll.steps"), "0"))
+        self.pid = {c: int(read(os.path.join(res, f"fb{c}.pid"), "-1"))
+                    for c in (0, 1)}
+        self.diags = []
+
+    def diag(self, msg):
+        self.diags.append(msg)
+
+    def c_lossless(self):
+        """lossless under stress: busy's stream is its loop, record by record, nothing lost"""
+        s, st, lp = self.s["ll"], self.st["ll"], self.loop
+        if s is None or not self.steps:
+            self.diag("no ll.bin or ll.steps")
+            return False
+        ok = True
+        calls = sum(1 for r in s if not is_pseudo(r[0]) and r[1] == lp.step)
+        want = lp.cycle * (self.steps - 1) + lp.cycle[:2]
+        start = next((i for i, r in enumerate(s) if r == lp.cycle[0] + (0,)),
+                     None)
+        self.diag(f"ll: {len(s)} records, {calls} calls of step() for "
+                  f"{self.steps} steps, status lost {st.get('lost')}, "
+                  f"throttled {st.get('throttled')}")
+        if calls != self.steps or start is None:
+            return False
+        k, stretches = 0, 0
+        for i in range(start, len(s)):
+            if k == len(want):
+                break
+            r = s[i]
+            if is_type(r, KERNEL):
+                # Interrupted in the loop, resumed where it stopped.
+                stretches += 1
+                if r[1] != r[2] or not lp.inside(r[1]):
+                    self.diag(f"ll #{i}: KERNEL to={r[1]:#x} from="
+                              f"{r[2]:#x}: not back where it left the loop")
+                    return False
+            elif is_pseudo(r[0]) or r != want[k] + (0,):
+                self.diag(f"ll #{i}: {r[0]:#x} {r[1]:#x} {r[2]:#x}, expected "
+                          f"{want[k][0]:#x} {want[k][1]:#x} (loop record "
+                          f"{k})")
+                return False
+            else:
+                k += 1
+        self.diag(f"ll: the loop's {len(want)} records in order from #{start},"
+                  f" with {stretches} stretches in the kernel")
+        if k != len(want):
+            self.diag(f"ll: the stream ends after {k} of the loop's records")
+            ok = False
+        if st.get("lost") != 0 or any(is_type(r, LOST) for r in s):
+            ok = False
+        return ok
+
+    def _well_formed(self, name, recs, pid=None):
+        """A per-CPU ring of both sides: no LOST or unknown pseudo-record;
+        each record starts at the privilege the one before ended at; in
+        @pid's segments, user mode is busy's loop, record by record.
+        Returns (ok, user records of @pid checked)."""
+        lp, priv, seg, phase, left, checked = self.loop, None, None, None, \
+            None, 0
+        for i, r in enumerate(recs):
+            frm, to, _ = r
+            if is_pseudo(frm):
+                if ptype(frm) != SWITCH:
+                    self.diag(f"{name} #{i}: pseudo-record {frm:#x}")
+                    return False, checked
+                seg, phase, left = to, None, None
+                continue
+            if not frm or not to:
+                self.diag(f"{name} #{i}: {frm:#x} -> {to:#x}")
+                return False, checked
+            if priv is not None and kaddr(frm) != priv:
+                self.diag(f"{name} #{i}: {frm:#x} -> {to:#x} starts in "
+                          f"{'kernel' if kaddr(frm) else 'user'} mode, the "
+                          f"record before ended in the other")
+                return False, checked
+            priv = kaddr(to)
+            if pid is None or seg != pid:
+                continue
+            if not kaddr(frm) and not kaddr(to):
+                if phase is None:
+                    phase = next((k for k, c in enumerate(lp.cycle)
+                                  if c == (frm, to)), None)
+                if phase is None or lp.cycle[phase] != (frm, to):
+                    self.diag(f"{name} #{i}: {frm:#x} -> {to:#x} is not "
+                              f"the loop's next branch {lp.cycle[phase or 0]}")
+                    return False, checked
+                phase = (phase + 1) % len(lp.cycle)
+                checked += 1
+            elif not kaddr(frm):
+                if not lp.inside(frm):
+                    self.diag(f"{name} #{i}: busy left user mode at "
+                              f"{frm:#x}, outside its loop")
+                    return False, checked
+                left = frm
+            elif not kaddr(to):
+                if to != left if left is not None else not lp.inside(to):
+                    self.diag(f"{name} #{i}: busy back in user mode at "
+                              f"{to:#x}, left at {left}")
+                    return False, checked
+                left = None
+        return True, checked
+
+    def c_flight_rings(self):
+        """flight recorders of busy CPUs: full, well formed, each record starting at the privilege the previous ended at"""
+        ok = True
+        for n, size in (("fr0", 1000), ("fr1", 2700)):
+            s = self.s[n]
+            if s is None or len(s) != size:
+                self.diag(f"{n}: {None if s is None else len(s)} records, "
+                          f"size {size}")
+                ok = False
+                continue
+            good, _ = self._well_formed(n, s)
+            switches = sum(1 for r in s if is_type(r, SWITCH))
+            self.diag(f"{n}: {len(s)} records, {switches} switches")
+            ok &= good
+        return ok
+
+    def c_busy_rings(self):
+        """flight recorders of CPUs running busy: its segments are its loop, record by record"""
+        ok = True
+        for c in (0, 1):
+            n, s = f"fb{c}", self.s[f"fb{c}"]
+            if s is None or len(s) != 3000:
+                self.diag(f"{n}: {None if s is None else len(s)} records")
+                ok = False
+                continue
+            good, checked = self._well_formed(n, s, self.pid[c])
+            self.diag(f"{n}: {checked} user-mode records of busy "
+                      f"{self.pid[c]} checked against its loop")
+            ok &= good and checked >= 300
+        return ok
+
+    def run(self, name):
+        self.diags = []
+        try:
+            ok = bool(getattr(self, name)())
+        except Exception as e:  # a crash is a failure, not the end
+            self.diag(f"{type(e).__name__}: {e}")
+            ok = False
+        return ok, getattr(self, name).__doc__.strip(), self.diags
+
+
+def _middle(recs, pred):
+    """The index of the first record matching @pred from the middle on."""
+    return next(i for i in range(len(recs) // 2, len(recs)) if pred(recs[i]))
+
+
+def _drop(c, n, pred):
+    s = list(c.s[n])
+    del s[_middle(s, pred)]
+    c.s[n] = s
+
+
+def _user(r):
+    return not is_pseudo(r[0]) and not kaddr(r[0]) and not kaddr(r[1])
+
+
+def _kernel(r):
+    return not is_pseudo(r[0]) and kaddr(r[0]) and kaddr(r[1])
+
+
+def _to_user(c, n):
+    """A kernel branch made to end in user mode."""
+    s = list(c.s[n])
+    i = _middle(s, _kernel)
+    s[i] = (s[i][0], 0x401000, 0)
+    c.s[n] = s
+
+
+MUTATIONS = {
+    "c_lossless": lambda c: _drop(c, "ll", _user),
+    "c_flight_rings": lambda c: _to_user(c, "fr1"),
+    "c_busy_rings": lambda c: _drop(c, "fb1", _user),
+}
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    self_test = "--self-test" in sys.argv
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    print(f"1..{len(StressChecks.CHECKS)}", flush=True)
+    base = StressChecks(*args)
+    failed = 0
+    for name in StressChecks.CHECKS:
+        ok, desc, diags = base.run(name)
+        if self_test:
+            if not ok:
+                print(f"ok - self-test: {desc} # SKIP fails on the real data")
+                continue
+            mutant = StressChecks.__new__(StressChecks)
+            mutant.__dict__.update(base.__dict__)
+            mutant.s = dict(base.s)
+            try:
+                MUTATIONS[name](mutant)
+            except (KeyError, StopIteration, IndexError) as e:
+                print(f"not ok - self-test: {desc}: cannot break the data "
+                      f"({type(e).__name__} {e})")
+                failed += 1
+                continue
+            mok, _, _ = mutant.run(name)
+            print(f"{'not ok' if mok else 'ok'} - self-test: {desc}: "
+                  "fails on broken data")
+            failed += mok
+            continue
+        print(f"{'ok' if ok else 'not ok'} - {desc}")
+        for d in diags:
+            print(f"#   {d}")
+        failed += not ok
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
