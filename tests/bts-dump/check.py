@@ -646,6 +646,72 @@ def user_only_check(dumps, diag):
     return ok and n > 0
 
 
+def filtered_check(full, filtered, diag):
+    """A trace taken with the hardware filter alone (kernel-mode recording
+    refused) against one of the same run with both ends of each crossing:
+    per thread the same branches, the same system calls made from the same
+    places, and no resume address the hardware could not have seen in
+    place of the real one."""
+    if full.bad or filtered.bad:
+        diag(f"unreadable output: {(full.bad + filtered.bad)[:2]}")
+        return False
+    a, b = full.ranked(), filtered.ranked()
+    if len(a) != len(b):
+        diag(f"{len(a)} threads with crossings, {len(b)} without")
+        return False
+    ok, nb, ns = True, 0, 0
+    for t, (x, y) in enumerate(zip(a, b)):
+        for name, pick in (
+                ("branches", lambda r: r.get("kind") == "branch" and
+                 (num(r["from"]), num(r["to"]))),
+                ("system calls", lambda r: r.get("kind") == "kernel" and
+                 r.get("entry") == "syscall" and
+                 (num(r.get("from", 0)), r.get("syscall")))):
+            want = [k for k in map(pick, x) if k]
+            got = [k for k in map(pick, y) if k]
+            if want != got:
+                first = first_diff(want, got)
+                diag(f"thread {t}: {name} differ at {first} of "
+                     f"{len(want)} / {len(got)}: "
+                     f"{want[first:first + 1]} / {got[first:first + 1]}")
+                ok = False
+            if name == "branches":
+                nb += len(got)
+            else:
+                ns += len(got)
+        resumes = {num(r["to"]) for r in x if r.get("kind") == "kernel"
+                   and "to" in r}
+        wrong = [r for r in y if r.get("kind") == "kernel" and "to" in r
+                 and num(r["to"]) not in resumes]
+        if wrong:
+            diag(f"thread {t}: resumed where the full trace never did: "
+                 f"{wrong[0]}")
+            ok = False
+    diag(f"{len(b)} threads, {nb} branches, {ns} system calls alike")
+    return ok and nb > 0 and ns > 0
+
+
+# IA32_DEBUGCTL bits (SDM vol. 3, 18.4.9): TR, BTS, BTS_OFF_OS.
+DEBUGCTL_TR, DEBUGCTL_BTS, DEBUGCTL_BTS_OFF_OS = 1 << 6, 1 << 7, 1 << 9
+
+
+def debugctl_check(off, on, diag):
+    """DEBUGCTL read now and then while a /dev/bts trace runs (lists of
+    values; those without TR and BTS were read while the traced thread
+    was not running): with kernel-mode recording refused (@off) the
+    hardware records user mode only (BTS_OFF_OS); with it allowed (@on)
+    both, for the crossings."""
+    tracing = DEBUGCTL_TR | DEBUGCTL_BTS
+    off_t = [v for v in off if v & tracing == tracing]
+    on_t = [v for v in on if v & tracing == tracing]
+    diag(f"DEBUGCTL refused: {sorted(set(hex(v) for v in off))} "
+         f"({len(off_t)} of {len(off)} reads tracing), allowed: "
+         f"{sorted(set(hex(v) for v in on))} "
+         f"({len(on_t)} of {len(on)} reads tracing)")
+    return (bool(off_t) and all(v & DEBUGCTL_BTS_OFF_OS for v in off_t) and
+            bool(on_t) and not any(v & DEBUGCTL_BTS_OFF_OS for v in on_t))
+
+
 def tap_check(lines, require, diag):
     """TAP output of a helper (abi.c): a plan, tests numbered 1..N, every
     one "ok" without a SKIP or TODO directive, no "Bail out!", and an ok
@@ -1079,6 +1145,38 @@ def self_test(oracle, sym, own, diag):
              ["ok 1 - attach: a thing", "1..1"], False)):
         expect_fn(name, good, lambda: tap_check(lines, req, q))
 
+    # The hardware filter alone: the same branches and system calls.
+    unseen = [dict(r) for r in recs]
+    for r in unseen:
+        if r["kind"] == "kernel":
+            r.pop("to", None)
+    filt = lambda rs: filtered_check(Dump(records=recs),  # noqa: E731
+                                     Dump(records=rs), q)
+    for name, rs, good in (
+            ("a filtered trace, resumes unseen", unseen, True),
+            ("a filtered trace with a branch dropped",
+             unseen[:mid] + unseen[mid + 1:], False),
+            ("a filtered trace with a system call from elsewhere",
+             unseen[:scall] + [dict(unseen[scall], **{"from": "0x1234"})] +
+             unseen[scall + 1:], False),
+            ("a filtered trace with a resume address never seen",
+             unseen[:scall] + [dict(unseen[scall], to="0x1234")] +
+             unseen[scall + 1:], False),
+            ("a filtered trace of the main thread only",
+             [r for r in unseen if r["tid"] == main], False)):
+        expect_fn(name, good, lambda: filt(rs))
+    on = [0, DEBUGCTL_TR | DEBUGCTL_BTS]
+    off = [0, DEBUGCTL_TR | DEBUGCTL_BTS | DEBUGCTL_BTS_OFF_OS]
+    for name, o, good in (
+            ("DEBUGCTL with BTS_OFF_OS when refused", off, True),
+            ("DEBUGCTL once without BTS_OFF_OS when refused", off + on[1:],
+             False),
+            ("DEBUGCTL never tracing when refused", [0, DEBUGCTL_BTS_OFF_OS],
+             False)):
+        expect_fn(name, good, lambda: debugctl_check(o, on, q))
+    expect_fn("DEBUGCTL with BTS_OFF_OS when allowed", False,
+              lambda: debugctl_check(off, off, q))
+
     user = lambda d: user_only_check([d], q)  # noqa: E731
     expect("user addresses only", True, user, recs)
     expect("a kernel address", False, user,
@@ -1136,6 +1234,12 @@ def main():
     d = sub.add_parser("pid")
     d.add_argument("jsonl")
     d.add_argument("pid", type=int)
+    fl = sub.add_parser("filtered")
+    fl.add_argument("full")
+    fl.add_argument("filtered")
+    dc = sub.add_parser("debugctl")
+    dc.add_argument("off")
+    dc.add_argument("on")
     st = sub.add_parser("self-test")
     st.add_argument("oracle")
     st.add_argument("--binary", required=True)
@@ -1149,6 +1253,19 @@ def main():
         with open(a.tap) as f:
             lines = f.read().splitlines()
         sys.exit(0 if tap_check(lines, a.require, diag) else 1)
+    if a.cmd == "filtered":
+        ok = filtered_check(Dump(a.full), Dump(a.filtered), diag)
+        sys.exit(0 if ok else 1)
+    if a.cmd == "debugctl":
+        vals = []
+        for path in (a.off, a.on):
+            with open(path) as f:
+                lines = f.read().split()
+            if not lines or not all(x.isdigit() for x in lines):
+                diag(f"{path}: not MSR values ({lines[:3]!r})")
+                sys.exit(1)
+            vals.append([int(x) for x in lines])
+        sys.exit(0 if debugctl_check(*vals, diag) else 1)
     if a.cmd == "pid":
         sys.exit(0 if pid_check(Dump(a.jsonl), a.pid, diag) else 1)
     if a.cmd == "calls":

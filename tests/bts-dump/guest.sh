@@ -24,6 +24,10 @@
 #                   branches) in raw format, counted in the VM (rawcheck)
 #   slow/SLOW_PROG  BUILD/slowread (slowread.c), a lossless trace read
 #                   slowly: records in SLOW_PROG.rec, its counts in .out
+#   filtered/*      kernel.bts_kernel_recording=0 on this Meltdown-affected
+#                   CPU: calls and signals traced as nobody (PROG.jsonl),
+#                   and IA32_DEBUGCTL of the CPU a traced spin runs on
+#                   with the knob at 0 (debugctl.off) and 1 (debugctl.on)
 #
 # Each step leaves STEP.rc (exit status), STEP.out and STEP.err (the
 # traced program's and the tool's output) and STEP.secs (wall time).
@@ -168,6 +172,41 @@ for p in "${slow[@]}"; do
 	step "slow/$p" "${run_env[@]}" "$build/slowread" \
 		-o "$res/slow/$p.rec" -- "$progs/$p"
 done
+
+# Kernel-mode recording refused: the CPU model is one Meltdown affects
+# (PTI is on), and the VM boots with kernel.bts_kernel_recording=1; at 0,
+# /dev/bts must trace with the hardware filter alone.
+dir filtered || exit 125
+cat /sys/devices/system/cpu/vulnerabilities/meltdown >"$res/filtered/meltdown"
+knob=/proc/sys/kernel/bts_kernel_recording
+# debugctl NAME: IA32_DEBUGCTL (MSR 0x1d9) of CPU 1, read from CPU 0 again
+# and again while a traced spin runs three times on CPU 1 (--lossy: it
+# never waits for bts-dump, on CPU 0), one decimal number a line in
+# filtered/NAME.  CPU 1 may be idle or in the kernel at some of the reads.
+debugctl()
+{
+	local out=$res/filtered/$1 dump_pid
+	taskset -c 0 "${as_nobody[@]}" "${run_env[@]}" "$dump" --lossy \
+		--format=raw -o /dev/null -- taskset -c 1 sh -c \
+		'"$1" && "$1" && "$1"' sh "$progs/spin" 2>"$out.err" &
+	dump_pid=$!
+	: >"$out"
+	for _ in $(seq 200); do
+		taskset -c 0 dd if=/dev/cpu/1/msr bs=8 count=1 \
+			skip=$((0x1d9)) iflag=skip_bytes status=none \
+			2>>"$out.err" | od -A n -t u8 | tr -d ' ' >>"$out"
+		kill -0 "$dump_pid" 2>/dev/null || break
+	done
+	wait "$dump_pid"
+}
+echo 0 >"$knob" || exit 125
+for p in calls signals; do
+	step "filtered/$p" "${as_nobody[@]}" "${run_env[@]}" "$dump" \
+		--format=jsonl -o "$res/filtered/$p.jsonl" -- "$progs/$p"
+done
+debugctl debugctl.off
+echo 1 >"$knob" || exit 125
+debugctl debugctl.on
 
 wait "$oracles"
 exit 0

@@ -1054,6 +1054,31 @@ class Checks:
             ok = False
         return ok
 
+    def c_policy(self):
+        """policy: on a Meltdown-affected CPU, kernel-mode consumers are refused (EACCES, the log names kernel.bts_kernel_recording) unless it is 1"""
+        ok = True
+        if "Not affected" in read(os.path.join(self.res, "policy/meltdown"),
+                                  "Not affected"):
+            self.diag("the VM's CPU is not one Meltdown affects")
+            ok = False
+        for f in ("kernel", "all"):
+            e = read(os.path.join(self.res, f"policy/{f}.err"), "")
+            if self.rc(f"policy/{f}.rc") == "0" or \
+                    "permission denied" not in e.lower():
+                self.diag(f"priv={f} refused? exit "
+                          f"{self.rc(f'policy/{f}.rc')} {e}")
+                ok = False
+        for f in ("user", "allowed"):
+            if self.rc(f"policy/{f}.rc") != "0":
+                self.diag(f"{f}: exit {self.rc(f'policy/{f}.rc')} " +
+                          read(os.path.join(self.res, f"policy/{f}.err"), ""))
+                ok = False
+        if "kernel.bts_kernel_recording=1" not in \
+                read(os.path.join(self.res, "policy/log"), ""):
+            self.diag("the refusal's log line does not name the knob")
+            ok = False
+        return ok
+
     def c_swap(self):
         """swap: a callback taking the storage with ds_swap_bts_buffer() gets exactly what one consuming gets"""
         path = os.path.join(self.res, "swap")
@@ -1194,6 +1219,7 @@ class Checks:
               "c_no_loss", "c_tiny_task", "c_tiny_total", "c_lossless",
               "c_sleepy", "c_flight", "c_feedback", "c_markers", "c_user_only", "c_switch_only_all",
               "c_resume", "c_suspend", "c_arb_perf", "c_arb_attach",
+              "c_policy",
               "c_swap", "c_inherit", "c_exit_race", "c_unload")
 
     def run(self, name):
@@ -1319,6 +1345,7 @@ MUTATIONS = {
         c, "S", None, (c.prog["resumer"].by_name["after_suspend"], 0x401000, 0)),
     "c_arb_perf": lambda c: _override(c, "arb/perf1.rc", "0"),
     "c_arb_attach": lambda c: _override(c, "arb/attach2.rc", "0"),
+    "c_policy": lambda c: _override(c, "policy/kernel.rc", "0"),
     "c_swap": lambda c: _override(c, "swap/run.rc", "1"),
     "c_stretches": lambda c: _tamper(
         c, "s_ll", lambda r: is_type(r, KERNEL) and

@@ -20,6 +20,8 @@
 #            alone on the CPU (progs/flight)
 #   resume   suspend and resume from the traced CPU (progs/resumer)
 #   arb      perf's BTS and the layer's consumers exclude each other
+#   policy   kernel-mode recording refused on this Meltdown-affected CPU
+#            unless kernel.bts_kernel_recording is 1
 #   swap     an overflow callback takes the storage instead of copying
 #   inherit  consumers follow the threads and processes a task creates
 #   exitrace a release while the task's exit runs the task_exit callbacks
@@ -214,6 +216,24 @@ echo $? >"$a/perf2.rc"
 # Once perf is gone, attaching works again.
 ctl "$a" attach3 "attach arb3 cpu=1 priv=all mode=ring size=64"
 ctl "$a" release3 "release"
+
+# --- policy ----------------------------------------------------------------
+# The VM boots with kernel.bts_kernel_recording=1; at 0, a consumer that
+# records kernel mode is refused (EACCES) on this CPU model, which
+# Meltdown affects, and a user-only one is not.
+p=$res/policy
+mkdir -p "$p"
+knob=/proc/sys/kernel/bts_kernel_recording
+cat /sys/devices/system/cpu/vulnerabilities/meltdown >"$p/meltdown"
+echo 0 >"$knob"
+ctl "$p" kernel "attach pk cpu=1 priv=kernel mode=ring size=64"
+ctl "$p" all "attach pa task=$$ priv=all mode=ring size=64"
+ctl "$p" user "attach pu task=$$ priv=user mode=ring size=64"
+ctl "$p" release "release"
+echo 1 >"$knob"
+ctl "$p" allowed "attach pk cpu=1 priv=kernel mode=ring size=64"
+ctl "$p" release2 "release"
+dmesg | grep -F 'kernel-mode branch recording refused' >"$p/log"
 
 # --- swap ------------------------------------------------------------------
 # An overflow callback that takes the stream's storage with

@@ -33,6 +33,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/sysctl.h>
 #include <linux/task_work.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
@@ -1005,6 +1006,51 @@ static int ds_set_update(struct ds_set __rcu **slot, struct ds_consumer *add,
 	return 0;
 }
 
+/*
+ * Kernel-mode recording on CPUs that Meltdown affects.  The staging buffers
+ * are in the cpu_entry_area, which PTI maps into every user page table, and
+ * Meltdown lets any local user read what is mapped there: a kernel branch
+ * trace gives away the kernel's layout (KASLR) and control flow.  Such
+ * recording is refused unless the administrator accepts that risk with
+ * sysctl kernel.bts_kernel_recording=1 (or sysctl.kernel.bts_kernel_recording=1
+ * on the kernel command line).  Consumers already attached keep recording
+ * when it is set back to 0.
+ */
+static int ds_kernel_recording;
+
+static struct ctl_table ds_sysctls[] = {
+	{
+		.procname	= "bts_kernel_recording",
+		.data		= &ds_kernel_recording,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+};
+
+/**
+ * ds_kernel_recording_allowed() - may a new consumer record kernel mode?
+ *
+ * Return: true on CPUs that Meltdown does not affect, and on those it does
+ * when sysctl kernel.bts_kernel_recording is 1.  A consumer that records
+ * kernel mode (DS_PRIV_KERNEL, DS_PRIV_ALL or DS_BTS_CROSSINGS) is
+ * refused with -EACCES otherwise.
+ */
+bool ds_kernel_recording_allowed(void)
+{
+	return !boot_cpu_has_bug(X86_BUG_CPU_MELTDOWN) ||
+	       READ_ONCE(ds_kernel_recording);
+}
+EXPORT_SYMBOL_GPL(ds_kernel_recording_allowed);
+
+/* Does @cfg make the hardware write kernel-mode records? */
+static bool ds_records_kernel(const struct ds_bts_config *cfg)
+{
+	return (cfg->priv & DS_PRIV_KERNEL) || (cfg->flags & DS_BTS_CROSSINGS);
+}
+
 static int ds_check_config(const struct ds_bts_config *cfg)
 {
 	if (cfg->priv != DS_PRIV_KERNEL && cfg->priv != DS_PRIV_USER &&
@@ -1042,8 +1088,10 @@ static int ds_check_config(const struct ds_bts_config *cfg)
  *
  * Context: process, may sleep.
  * Return: the consumer, or an ERR_PTR(): -EOPNOTSUPP without BTS, -EINVAL
- * for a bad @cfg, -EBUSY while perf's BTS users hold the hardware or the
- * CPU or task has DS_MAX_CONSUMERS consumers, -ENOMEM.
+ * for a bad @cfg, -EACCES for kernel-mode recording that
+ * ds_kernel_recording_allowed() refuses, -EBUSY while perf's BTS users
+ * hold the hardware or the CPU or task has DS_MAX_CONSUMERS consumers,
+ * -ENOMEM.
  */
 struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 {
@@ -1057,6 +1105,10 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	ret = ds_check_config(cfg);
 	if (ret)
 		return ERR_PTR(ret);
+	if (ds_records_kernel(cfg) && !ds_kernel_recording_allowed()) {
+		pr_notice_ratelimited("kernel-mode branch recording refused: the CPU is affected by Meltdown; sysctl kernel.bts_kernel_recording=1 allows it\n");
+		return ERR_PTR(-EACCES);
+	}
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
@@ -1448,6 +1500,9 @@ void ds_fork_thread(struct task_struct *child)
 		struct ds_consumer *c;
 
 		cfg.task = child;
+		/* The child of a trace with crossings follows the policy now. */
+		if (!ds_kernel_recording_allowed())
+			cfg.flags &= ~DS_BTS_CROSSINGS;
 		c = ds_request_bts(&cfg);
 		if (IS_ERR(c)) {
 			cfg.ops->task_fork(cons[i], NULL, cfg.data);
@@ -1524,6 +1579,7 @@ static int __init ds_init(void)
 	int ret;
 
 	ds_detect();
+	register_sysctl_init("kernel", ds_sysctls);
 	pr_info("BTS %s, DS-CPL %s, PEBS %s (format %u)\n",
 		ds_hw.bts ? "yes" : "no", ds_hw.ds_cpl ? "yes" : "no",
 		ds_hw.pebs ? "yes" : "no", ds_hw.pebs_format);

@@ -135,6 +135,7 @@ struct ds_bts_swapped {
 #ifdef CONFIG_X86_DS
 
 bool ds_bts_available(void);
+bool ds_kernel_recording_allowed(void);
 struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg);
 void ds_release_bts(struct ds_consumer *c);
 void ds_suspend_bts(struct ds_consumer *c);
@@ -171,6 +172,7 @@ static __always_inline void ds_switch_to(struct task_struct *prev,
 #else /* !CONFIG_X86_DS */
 
 static inline bool ds_bts_available(void) { return false; }
+static inline bool ds_kernel_recording_allowed(void) { return false; }
 static inline struct ds_consumer *
 ds_request_bts(const struct ds_bts_config *cfg)
 {
