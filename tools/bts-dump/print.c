@@ -37,6 +37,15 @@ struct thread {
 	struct proc *proc;
 	/* where the current block started; 0 if unknown */
 	u64 at;
+	/*
+	 * With @at 0 after a stay in the kernel whose resume was not seen
+	 * (the kernel's records kept out of the hardware's buffer): where
+	 * the thread most likely resumed, past the system call or at the
+	 * faulting instruction.  Only a guess, for the one use that checks
+	 * it: the straight-line code to the next system call must lead
+	 * there (syscall_nr()).
+	 */
+	u64 likely_at;
 	struct block hist[HIST];
 	unsigned int nhist;
 	unsigned int head;
@@ -124,6 +133,7 @@ static const char *const entry_kinds[] = {
 static void thread_reset(struct thread *t)
 {
 	t->at = 0;
+	t->likely_at = 0;
 	t->nhist = 0;
 	t->head = 0;
 	t->depth = 0;
@@ -370,7 +380,7 @@ static bool syscall_nr(struct printer *pr, struct thread *t, u64 entry,
 	unsigned int i;
 	int state;
 
-	state = scan_eax(pr, t, t->at, entry, nr);
+	state = scan_eax(pr, t, t->at ? t->at : t->likely_at, entry, nr);
 	for (i = 0; !state && i < t->nhist; i++) {
 		b = &t->hist[(t->head + HIST - 1 - i) % HIST];
 		if (!b->end)
@@ -565,6 +575,7 @@ static void on_branch(struct printer *pr, struct thread *t,
 	}
 	push_block(t, t->at, end);
 	t->at = r->to;
+	t->likely_at = 0;
 }
 
 static void on_kernel(struct printer *pr, struct thread *t,
@@ -637,6 +648,7 @@ static void on_kernel(struct printer *pr, struct thread *t,
 	if (k.kind == BTS_ENTRY_SYSCALL || k.how != RESUME_NORMAL)
 		push_block(t, 0, 0);
 	t->at = k.resume;
+	t->likely_at = k.resume ? 0 : k.end;
 }
 
 static void on_lost(struct printer *pr, struct thread *t,
@@ -657,6 +669,7 @@ static void on_lost(struct printer *pr, struct thread *t,
 		fprintf(pr->out, "-- %s\n", what);
 	}
 	t->at = 0;
+	t->likely_at = 0;
 	t->nhist = 0;
 }
 

@@ -435,6 +435,31 @@ def test_bad_input():
         "\n".join(bad))
 
 
+def test_resume_unseen():
+    """KERNEL records without the resume address, as the hardware filter
+    leaves them (kernel recording refused on a Meltdown-affected CPU):
+    the next system call's number is still found in the straight-line
+    code from past the last one, but not through code that does not lead
+    there."""
+    trace = [
+        rg.thread(10, 10, rg.THREAD_NEW),
+        rg.branch(a("tramp"), a("raw_twice")),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_twice", 5), 0),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_twice", 12), 0),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), 0),
+        rg.thread(10, 10, rg.THREAD_EXIT),
+    ]
+    f = write("unseen.raw", rg.header() +
+              rg.maps_chunk(10, rg.maps_lines(PROG)) +
+              rg.records_chunk(trace))
+    rc, out, err = run(f, "--format=jsonl")
+    k = [r for r in jsonl(out) if r["kind"] == "kernel"] if rc == 0 else []
+    tap([r.get("syscall") for r in k] == ["getpid", "write", None] and
+        not any("to" in r for r in k),
+        "jsonl: system calls named with their resume unseen, only where "
+        "the code leads", out + err)
+
+
 def test_usage():
     p = subprocess.run([BTS_DUMP, "--format=nope", "-i", "x"],
                        capture_output=True, text=True)
@@ -447,7 +472,8 @@ def test_usage():
 
 
 for t in (test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
-          test_maps, test_streams, test_bad_input, test_usage):
+          test_maps, test_streams, test_resume_unseen, test_bad_input,
+          test_usage):
     try:
         t()
     except Exception as e:  # a broken test is a failed one

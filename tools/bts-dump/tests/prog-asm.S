@@ -52,4 +52,18 @@ raw_indirect:
 	ret
 	.size	raw_indirect, .-raw_indirect
 
+/*
+ * Two system calls with no branch between: getpid(2), write(2).
+ * mov (5), syscall (2), mov (5), syscall (2), ret.
+ */
+	.globl	raw_twice
+	.type	raw_twice, @function
+raw_twice:
+	mov	$39, %eax
+	syscall
+	mov	$1, %eax
+	syscall
+	ret
+	.size	raw_twice, .-raw_twice
+
 	.section .note.GNU-stack, "", @progbits
