@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -489,12 +490,91 @@ static void ring(void)
 	close(fd);
 }
 
+/* Some thousands of branches, the same every time. */
+static int branchy(void)
+{
+	volatile unsigned long sum = 0;
+	int i;
+
+	for (i = 0; i < 3000; i++)
+		sum += i & 3 ? i : 1;
+	return sum ? 0 : 1;
+}
+
+/*
+ * Reads into a buffer that ends in an inaccessible page: the records copied
+ * before the fault are the reader's, and those after it stay in the stream
+ * for the next read.  A read that faults on its first record is EFAULT and
+ * loses nothing either.  In all, the reader gets every record the status
+ * counts.
+ */
+static void fault_reads(void)
+{
+	struct bts_attach a = {
+		.size = sizeof(a), .mode = BTS_MODE_CONTINUOUS,
+		.nr_records = 1 << 16,
+	};
+	struct bts_status st = { .size = sizeof(st) };
+	const long fit = 10, page = sysconf(_SC_PAGESIZE);
+	long got, i, reads = 0, faults = 0, n = 0, exits = 0;
+	struct bts_record *r;
+	int fd, go, status;
+	char *map;
+	pid_t pid;
+
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED || mprotect(map + page, page, PROT_NONE))
+		exit(1);
+	/* @fit records, then the inaccessible page. */
+	r = (struct bts_record *)(map + page) - fit;
+
+	fd = dev();
+	pid = waiter_fn(&go, branchy);
+	a.pid = pid;
+	if (ioctl_err(fd, BTS_IOC_ATTACH, &a))
+		exit(1);
+	if (write(go, "x", 1) != 1)
+		exit(1);
+	close(go);
+	waitpid(pid, &status, 0);
+
+	tap(read(fd, map + page, page) < 0 && errno == EFAULT,
+	    "a read into an inaccessible buffer is EFAULT");
+	while ((got = read(fd, r, fit * sizeof(*r) + page))) {
+		if (got < 0) {
+			if (errno != EFAULT || ++faults > 100)
+				break;
+			continue;
+		}
+		reads++;
+		for (i = 0; i < got / (long)sizeof(*r); i++) {
+			if (BTS_RECORD_IS_PSEUDO(r[i].from) &&
+			    BTS_PSEUDO_TYPE(r[i].from) == BTS_PSEUDO_THREAD) {
+				exits += BTS_PSEUDO_ARG(r[i].from) ==
+					 BTS_THREAD_EXIT;
+				continue;
+			}
+			n++;
+		}
+	}
+	ioctl_err(fd, BTS_IOC_STATUS, &st);
+	tap(got == 0 && exits == 1 && !faults && !st.lost &&
+	    n == (long)st.records && n > 3000,
+	    "reads that fault after %ld records: every record arrives (%ld of %llu in %ld reads, %ld EFAULT, %llu lost)",
+	    fit, n, (unsigned long long)st.records, reads, faults,
+	    (unsigned long long)st.lost);
+	close(fd);
+	munmap(map, 2 * page);
+}
+
 int main(int argc, char **argv)
 {
 	struct_rules();
 	targets(argc > 1 ? argv[1] : NULL);
 	session(512);
 	session(1);
+	fault_reads();
 	failed_clone();
 	ring();
 	if (argc > 2)

@@ -326,14 +326,26 @@ struct bts_reader {
 	size_t				copied;
 };
 
+/*
+ * Copy @nr records to the reader; on a fault, the whole records before it
+ * are the reader's.  Return: how many records were copied.
+ */
+static size_t bts_put_some(struct bts_reader *r, const struct bts_record *recs,
+			   size_t nr)
+{
+	size_t left = copy_to_user(r->buf + r->copied, recs,
+				   nr * sizeof(*recs));
+
+	nr -= DIV_ROUND_UP(left, sizeof(*recs));
+	r->copied += nr;
+	r->room -= nr;
+	return nr;
+}
+
 static int bts_put(struct bts_reader *r, const struct bts_record *recs,
 		   size_t nr)
 {
-	if (copy_to_user(r->buf + r->copied, recs, nr * sizeof(*recs)))
-		return -EFAULT;
-	r->copied += nr;
-	r->room -= nr;
-	return 0;
+	return bts_put_some(r, recs, nr) == nr ? 0 : -EFAULT;
 }
 
 static int bts_put_thread(struct bts_reader *r, struct bts_thread *t,
@@ -382,7 +394,7 @@ static int bts_read_stream(struct bts_file *f, struct bts_reader *r,
 			   struct bts_thread *t)
 {
 	struct ds_bts_status st;
-	u32 got;
+	u32 got, put;
 	int ret;
 
 	ds_bts_status(t->consumer, &st);
@@ -392,13 +404,15 @@ static int bts_read_stream(struct bts_file *f, struct bts_reader *r,
 		ret = bts_put_header(f, r, t);
 		if (ret <= 0)
 			return ret;
-		got = ds_consume_bts(t->consumer, f->bounce,
-				     min_t(size_t, r->room, BTS_DEV_BOUNCE));
+		got = ds_peek_bts(t->consumer, f->bounce,
+				  min_t(size_t, r->room, BTS_DEV_BOUNCE));
 		if (!got)
 			return 0;
-		ret = bts_put(r, f->bounce, got);
-		if (ret)
-			return ret;
+		/* Only what the reader got leaves the stream. */
+		put = bts_put_some(r, f->bounce, got);
+		ds_discard_bts(t->consumer, put);
+		if (put < got)
+			return -EFAULT;
 	}
 }
 
@@ -406,7 +420,7 @@ static int bts_read_stream(struct bts_file *f, struct bts_reader *r,
 static int bts_read_snapshot(struct bts_file *f, struct bts_reader *r,
 			     struct bts_thread *t)
 {
-	size_t nr;
+	size_t nr, put;
 	int ret;
 
 	if (t->read_last == t->nr_last)
@@ -416,11 +430,9 @@ static int bts_read_snapshot(struct bts_file *f, struct bts_reader *r,
 	if (ret <= 0)
 		return ret;
 	nr = min_t(size_t, r->room, t->nr_last - t->read_last);
-	ret = bts_put(r, t->last + t->read_last, nr);
-	if (ret)
-		return ret;
-	t->read_last += nr;
-	return 0;
+	put = bts_put_some(r, t->last + t->read_last, nr);
+	t->read_last += put;
+	return put < nr ? -EFAULT : 0;
 }
 
 /*

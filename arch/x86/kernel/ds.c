@@ -1285,30 +1285,67 @@ u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
 EXPORT_SYMBOL_GPL(ds_read_last_bts);
 
 /**
+ * ds_peek_bts() - copy the oldest records of a continuous consumer's stream
+ * @c: the consumer, in continuous mode
+ * @out: room for @n records
+ * @n: how many are wanted at most
+ *
+ * The records stay in the stream until ds_discard_bts(): a consumer that
+ * copies them on (to user space) frees only what it delivered.  Callers
+ * serialize among themselves, with ds_discard_bts(), ds_consume_bts(),
+ * ds_suspend_bts() and ds_resume_bts(); producers run concurrently.  What
+ * is still staged on a CPU arrives at the next drain; ds_suspend_bts()
+ * first to collect everything.
+ *
+ * Context: any but NMI, including @c's overflow callback.
+ * Return: the number of records copied to @out.
+ */
+u32 ds_peek_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
+{
+	if (WARN_ON_ONCE(c->cfg.mode != DS_MODE_CONTINUOUS))
+		return 0;
+	return ds_stream_peek(&c->stream, out, n);
+}
+EXPORT_SYMBOL_GPL(ds_peek_bts);
+
+/**
+ * ds_discard_bts() - free the oldest records of a continuous consumer's stream
+ * @c: the consumer, in continuous mode
+ * @n: how many, at most what the last ds_peek_bts() returned
+ *
+ * The room goes to the producers: a loss record owed is written, and a task
+ * that waits for room in lossless mode goes on.
+ *
+ * Context: as ds_peek_bts().
+ */
+void ds_discard_bts(struct ds_consumer *c, u32 n)
+{
+	if (WARN_ON_ONCE(c->cfg.mode != DS_MODE_CONTINUOUS))
+		return;
+	ds_stream_discard(&c->stream, n);
+	ds_flush_lost(c);
+	if (n && (c->cfg.flags & DS_BTS_LOSSLESS) &&
+	    ds_stream_pending(&c->stream) <= c->limit)
+		wake_up_all(&c->wait);
+}
+EXPORT_SYMBOL_GPL(ds_discard_bts);
+
+/**
  * ds_consume_bts() - take records from a continuous consumer's stream
  * @c: the consumer, in continuous mode
  * @out: room for @n records
  * @n: how many are wanted at most
  *
- * Callers serialize among themselves and with ds_suspend_bts() and
- * ds_resume_bts(); producers run concurrently.  What is
- * still staged on a CPU arrives at the next drain; ds_suspend_bts() first
- * to collect everything.
+ * ds_peek_bts() and ds_discard_bts() of what it copied.
  *
- * Context: any but NMI, including @c's overflow callback.
+ * Context: as ds_peek_bts().
  * Return: the number of records copied to @out.
  */
 u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
 {
-	u32 got;
+	u32 got = ds_peek_bts(c, out, n);
 
-	if (WARN_ON_ONCE(c->cfg.mode != DS_MODE_CONTINUOUS))
-		return 0;
-	got = ds_stream_consume(&c->stream, out, n);
-	ds_flush_lost(c);
-	if (got && (c->cfg.flags & DS_BTS_LOSSLESS) &&
-	    ds_stream_pending(&c->stream) <= c->limit)
-		wake_up_all(&c->wait);
+	ds_discard_bts(c, got);
 	return got;
 }
 EXPORT_SYMBOL_GPL(ds_consume_bts);

@@ -292,18 +292,20 @@ u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 }
 
 /**
- * ds_stream_consume() - take the oldest records from a continuous stream
+ * ds_stream_peek() - copy the oldest records of a continuous stream
  * @s:   the stream
  * @out: room for @n records
  * @n:   how many records are wanted at most
  *
- * The records taken are freed for the producer.
+ * The records stay in the stream, and the producer leaves them alone, until
+ * ds_stream_discard() frees them: a consumer that cannot deliver all it
+ * copied (a fault copying to user space) loses none.
  *
  * Context: the stream's only consumer; may run concurrently with the
  * producer.
  * Return: the number of records copied to @out, oldest first.
  */
-u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n)
+u32 ds_stream_peek(const struct ds_stream *s, struct bts_record *out, u32 n)
 {
 	u64 tail = s->tail;
 	/* Pairs with smp_store_release(&s->head) in ds_write(). */
@@ -311,8 +313,43 @@ u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n)
 
 	n = min_t(u64, n, head - tail);
 	ds_copy_out(s, out, tail, n);
-	/* Pairs with smp_load_acquire(&s->tail) in ds_room(). */
-	smp_store_release(&s->tail, tail + n);
+	return n;
+}
+
+/**
+ * ds_stream_discard() - free the oldest records of a continuous stream
+ * @s: the stream
+ * @n: how many, at most what the last ds_stream_peek() returned
+ *
+ * Context: the stream's only consumer; may run concurrently with the
+ * producer.
+ */
+void ds_stream_discard(struct ds_stream *s, u32 n)
+{
+	/*
+	 * The copy in ds_stream_peek() is done before the producer may
+	 * reuse the slots.  Pairs with smp_load_acquire(&s->tail) in
+	 * ds_room().
+	 */
+	smp_store_release(&s->tail, s->tail + n);
+}
+
+/**
+ * ds_stream_consume() - take the oldest records from a continuous stream
+ * @s:   the stream
+ * @out: room for @n records
+ * @n:   how many records are wanted at most
+ *
+ * ds_stream_peek() and ds_stream_discard() of what it copied.
+ *
+ * Context: the stream's only consumer; may run concurrently with the
+ * producer.
+ * Return: the number of records copied to @out, oldest first.
+ */
+u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n)
+{
+	n = ds_stream_peek(s, out, n);
+	ds_stream_discard(s, n);
 	return n;
 }
 

@@ -140,6 +140,8 @@ void ds_splay(const struct bts_record *rec, unsigned int nr,
 	      ds_classify_entry_fn classify);
 u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 			u32 n);
+u32 ds_stream_peek(const struct ds_stream *s, struct bts_record *out, u32 n);
+void ds_stream_discard(struct ds_stream *s, u32 n);
 u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n);
 u32 ds_stream_pending(const struct ds_stream *s);
 void ds_stream_append(struct ds_stream *s, const struct bts_record *rec);

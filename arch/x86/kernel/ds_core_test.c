@@ -315,6 +315,43 @@ static void ds_test_ring_keeps_last_n(struct kunit *test)
 	ds_test_expect_records(test, "last 2 of 10", out, n, in + 8, 2);
 }
 
+/*
+ * Records copied with ds_stream_peek() stay in the stream, and keep their
+ * slots from the producer, until ds_stream_discard() frees them.
+ */
+static void ds_test_peek_keeps_records(struct kunit *test)
+{
+	struct bts_record *in = ds_test_records(test, 6);
+	struct bts_record buf[4], out[8];
+	struct ds_stream s, *streams[] = { &s };
+	unsigned int i;
+	u32 n;
+
+	for (i = 0; i < 6; i++)
+		in[i] = (struct bts_record)REC(K(i * 0x10), K(i * 0x10 + 8));
+
+	ds_stream_init(&s, buf, ARRAY_SIZE(buf), DS_PRIV_KERNEL,
+		       DS_MODE_CONTINUOUS);
+	ds_splay(in, 3, streams, 1, ds_test_classify);
+	n = ds_stream_peek(&s, out, 2);
+	ds_test_expect_records(test, "a peek of two", out, n, in, 2);
+	n = ds_stream_peek(&s, out, 8);
+	ds_test_expect_records(test, "a second peek sees them all", out, n,
+			       in, 3);
+
+	/* Peeked records are not freed: one slot left, two lost. */
+	ds_splay(in + 3, 3, streams, 1, ds_test_classify);
+	KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 4,
+			    "peeked records keep their slots");
+	KUNIT_EXPECT_EQ(test, s.lost_total, 2);
+
+	ds_stream_discard(&s, 1);
+	KUNIT_EXPECT_EQ(test, ds_stream_pending(&s), 3);
+	n = ds_stream_consume(&s, out, 8);
+	ds_test_expect_records(test, "after a discard of one, the rest", out,
+			       n, in + 1, 3);
+}
+
 /* A continuous stream that overflows says how much it lost, in place. */
 static void ds_test_continuous_reports_loss(struct kunit *test)
 {
@@ -1893,6 +1930,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_batches_split_anywhere),
 	KUNIT_CASE(ds_test_ring_keeps_last_n),
 	KUNIT_CASE(ds_test_continuous_reports_loss),
+	KUNIT_CASE(ds_test_peek_keeps_records),
 	KUNIT_CASE(ds_test_continuous_keeps_everything),
 	KUNIT_CASE(ds_test_streams_independent),
 	KUNIT_CASE(ds_test_no_address_leaks),

@@ -141,6 +141,8 @@ void ds_release_bts(struct ds_consumer *c);
 void ds_suspend_bts(struct ds_consumer *c);
 void ds_resume_bts(struct ds_consumer *c);
 u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
+u32 ds_peek_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
+void ds_discard_bts(struct ds_consumer *c, u32 n);
 u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
 void ds_bts_status(struct ds_consumer *c, struct ds_bts_status *st);
 u32 ds_bts_buffer_records(struct ds_consumer *c);
