@@ -515,7 +515,8 @@ class Checks:
         KERNEL(to, from 0); a kernel-only one at a kernel branch.  So the
         reference starts at the first record of cpu_all that makes the
         whole of @name match, which must come before the workload's first
-        record; after @name's end, cpu_all may only hold kernel records."""
+        user-mode record (user-only) or its first SWITCH (kernel-only);
+        after @name's end, cpu_all may only hold kernel records."""
         a, s = self.s["cpu_all"], self.s[name]
         if not s:
             self.diag(f"{name}: empty")
@@ -525,7 +526,15 @@ class Checks:
         if first is None:
             self.diag("cpu_all: no SWITCH to the workload")
             return False
-        for p in range(first + 1):
+        # The attach may come while the workload is in the kernel (its
+        # exec): a user-only stream must begin by its first user-mode
+        # record, a kernel-only one by its SWITCH.
+        limit = first
+        if which == "user":
+            limit = next((i for i in range(first, len(a))
+                          if not is_pseudo(a[i][0]) and
+                          not (kaddr(a[i][0]) and kaddr(a[i][1]))), first)
+        for p in range(limit + 1):
             frm, to, _ = a[p]
             if is_pseudo(frm):
                 continue
@@ -542,8 +551,9 @@ class Checks:
             if nmi_any(ref[:len(s)]) == nmi_any(s):
                 break
         else:
-            self.diag(f"{name}: no start in cpu_all before the workload's "
-                      "makes the whole stream match; from its first marker:")
+            self.diag(f"{name}: no start in cpu_all by #{limit} (the "
+                      f"workload's SWITCH at #{first}) makes the whole "
+                      "stream match; from its first marker:")
             m = next((i for i, r in enumerate(s) if is_marker(r)), 0)
             ref = (ref_user(a, self.classify) if which == "user" else
                    ref_kernel(a))
@@ -553,7 +563,7 @@ class Checks:
             return False
         rest = ref[len(s):]
         self.diag(f"{name}: {len(s)} records == ref_{which}(cpu_all from "
-                  f"#{p} of {len(a)}, the workload starts at #{first}); "
+                  f"#{p} of {len(a)}, the workload's SWITCH at #{first}); "
                   f"then {len(rest)} records until cpu_all stopped")
         if any(is_pseudo(r[0]) or not kaddr(r[0]) for r in rest):
             self.diag(f"{name}: cpu_all goes on with more than kernel "
@@ -1350,7 +1360,7 @@ MUTATIONS = {
     "c_stretches": lambda c: _tamper(
         c, "s_ll", lambda r: is_type(r, KERNEL) and
         parg(r[0]) & 0xff == E_SYSCALL and r[1],
-        lambda r: (r[0], r[1] + 2, r[2]), True),
+        lambda r: (r[0], r[1] + 2, r[2])),
     "c_inherit": _break_kid,
     "c_exit_race": lambda c: _override(c, "exitrace/raced", "0"),
     "c_unload": lambda c: _override(c, "rmmod.rc", "1"),

@@ -142,7 +142,7 @@ ctl "$m" release "release"
 s=$res/sleepy
 mkdir -p "$s"
 cat >"$s/spec" <<'EOF'
-attach s_ll task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=64 period=20 wcpu=1 cap=1000000
+attach s_ll task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=64 period=20 wcpu=1 cap=1000000 crossings=1
 EOF
 step sleepy/sleepy "${run_env[@]}" taskset -c 1 "$build/dsrun" -c 0 \
 	-a "$s/spec" -s "$s/start" -- "$prog/sleepy"
