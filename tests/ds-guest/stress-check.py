@@ -134,9 +134,10 @@ class StressChecks:
         Returns (ok, user records of @pid checked)."""
         lp, priv, seg, phase, left, checked = self.loop, None, None, None, \
             None, 0
-        # A ring that holds no SWITCH is all of the task that ran when it
-        # started: with @pid, the task pinned to the CPU.
-        if pid is not None and not any(is_type(r, SWITCH) for r in recs):
+        # Without a SWITCH to @pid in the ring, the task pinned to the CPU
+        # ran when it starts: what comes before its first SWITCH is @pid's.
+        if pid is not None and not any(is_type(r, SWITCH) and r[1] == pid
+                                       for r in recs):
             seg = pid
         for i, r in enumerate(recs):
             frm, to, _ = r
@@ -199,7 +200,7 @@ class StressChecks:
 
     def c_busy_rings(self):
         """flight recorders of CPUs running busy: its segments are its loop, record by record"""
-        ok = True
+        ok, most = True, 0
         for c in (0, 1):
             n, s = f"fb{c}", self.s[f"fb{c}"]
             if s is None or len(s) != 3000:
@@ -209,7 +210,14 @@ class StressChecks:
             good, checked = self._well_formed(n, s, self.pid[c])
             self.diag(f"{n}: {checked} user-mode records of busy "
                       f"{self.pid[c]} checked against its loop")
-            ok &= good and checked >= 300
+            ok &= good
+            most = max(most, checked)
+        # The suspend comes from the other CPU by IPI: on the debug kernel
+        # its own kernel path may fill a whole ring after busy's loop.
+        # One of the two rings must show the loop, in either order.
+        if most < 300:
+            self.diag("neither ring holds 300 records of busy's loop")
+            ok = False
         return ok
 
     def run(self, name):

@@ -317,8 +317,9 @@ busy_rings()
 	[ -n "$step" ] || { echo "no step() in busy"; return 1; }
 	for c in 0 1; do
 		o=$((1 - c))
-		# This shell, its polls and the suspend stay off CPU C.
-		taskset -p -c $o $$ >/dev/null || return 1
+		# This shell, its polls and the suspend stay off CPU C.  check()
+		# runs us in a subshell: $$ would pin its parent, not us.
+		taskset -p -c $o $BASHPID >/dev/null || return 1
 		echo "attach fb$c cpu=$c priv=all mode=ring size=3000" \
 			>$D/control || return 1
 		taskset -c $c "$prog/busy" 4000000000 &
@@ -338,7 +339,7 @@ busy_rings()
 		echo "fb$c: $(($(stat -c %s "$res/fb$c.bin") / 24)) records," \
 			"busy $pid, ready after $i polls"
 	done
-	taskset -p -c 0,1 $$ >/dev/null
+	taskset -p -c 0,1 $BASHPID >/dev/null
 	return $fails
 }
 check "flight recorders of CPUs running a known loop, suspended from the other CPU" \
