@@ -123,7 +123,13 @@ enum bts_entry_kind {
  * from then on.  Only user-mode branches are recorded, and only user
  * addresses appear in the records: a stretch of time in the kernel is one
  * BTS_PSEUDO_KERNEL record.  Attaching needs the right to ptrace the thread
- * (PTRACE_MODE_ATTACH_REALCREDS).
+ * (PTRACE_MODE_ATTACH_REALCREDS).  On a CPU that Meltdown affects, unless
+ * sysctl kernel.bts_kernel_recording is 1, the kernel's own branches are
+ * kept out of the hardware's buffers, and each BTS_PSEUDO_KERNEL record has
+ * 0 for the end of the stretch the hardware did not record.  A read() into
+ * a buffer that faults part way returns the whole records before the fault
+ * and keeps the rest for the next read(); one that faults at its first
+ * record is -EFAULT.  No record is lost either way.
  *
  * The structs start with their size (the size of the struct as the caller
  * knows it), so fields can be appended; a size smaller than the first
