@@ -89,8 +89,6 @@ static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
  * @callbacks: task_exit and task_fork calls under way; release waits for 0
  * @suspended: record nothing; read by producers without a lock
  * @dead: released; a waiting task stops waiting
- * @quiet: suspended or its task exited, and every producer has seen it: the
- *	consumer may write the stream's last loss record
  * @notified: @notify is queued or running
  * @notify_missed: a producer found @notified set and did not queue
  * @throttle_queued: @throttle is queued
@@ -107,7 +105,6 @@ struct ds_consumer {
 	atomic_t		callbacks;
 	bool			suspended;
 	bool			dead;
-	bool			quiet;
 	atomic_t		notified;
 	atomic_t		notify_missed;
 	atomic_t		throttle_queued;
@@ -687,19 +684,6 @@ static void ds_set_suspended(struct ds_consumer *c, enum ds_sync_change ch)
 		WRITE_ONCE(c->suspended, ch == DS_SYNC_SUSPEND);
 }
 
-/*
- * A stream nothing produces into any more owes no record but the loss
- * record of its last overflow, if any: write it as room appears.
- * Context: the consumer.
- */
-static void ds_flush_lost(struct ds_consumer *c)
-{
-	struct ds_stream *s = &c->stream;
-
-	if (READ_ONCE(c->quiet) && s->lost)
-		ds_splay(NULL, 0, &s, 1, ds_classify_entry);
-}
-
 static void ds_sync_fn(void *p)
 {
 	struct ds_sync_arg *arg = p;
@@ -1245,8 +1229,8 @@ void ds_suspend_bts(struct ds_consumer *c)
 	 */
 	if (c->cfg.mode == DS_MODE_CONTINUOUS) {
 		synchronize_rcu();
-		WRITE_ONCE(c->quiet, true);
-		ds_flush_lost(c);
+		ds_stream_suspend(&c->stream);
+		ds_stream_flush_lost(&c->stream);
 	}
 }
 EXPORT_SYMBOL_GPL(ds_suspend_bts);
@@ -1261,7 +1245,7 @@ EXPORT_SYMBOL_GPL(ds_suspend_bts);
  */
 void ds_resume_bts(struct ds_consumer *c)
 {
-	WRITE_ONCE(c->quiet, false);
+	ds_stream_resume(&c->stream);
 	ds_sync(c, DS_SYNC_RESUME);
 }
 EXPORT_SYMBOL_GPL(ds_resume_bts);
@@ -1323,7 +1307,7 @@ void ds_discard_bts(struct ds_consumer *c, u32 n)
 	if (WARN_ON_ONCE(c->cfg.mode != DS_MODE_CONTINUOUS))
 		return;
 	ds_stream_discard(&c->stream, n);
-	ds_flush_lost(c);
+	ds_stream_flush_lost(&c->stream);
 	if (n && (c->cfg.flags & DS_BTS_LOSSLESS) &&
 	    ds_stream_pending(&c->stream) <= c->limit)
 		wake_up_all(&c->wait);
@@ -1483,13 +1467,11 @@ void ds_exit_thread(struct task_struct *tsk)
 		struct ds_consumer *c = set->c[i];
 
 		/*
-		 * No producer is left: the stream may have ended away.  A
-		 * quiet (suspended) one has a consumer appending its loss
-		 * record, and no end to report.
+		 * No producer is left: the stream may have ended away.  The
+		 * consumer may be suspending it meanwhile, to write its loss
+		 * record: one of the two writes.
 		 */
-		if (!READ_ONCE(c->quiet))
-			ds_stream_end(&c->stream);
-		WRITE_ONCE(c->quiet, true);
+		ds_stream_close(&c->stream);
 		if (c->cfg.ops && c->cfg.ops->task_exit)
 			c->cfg.ops->task_exit(c, c->cfg.data);
 		ds_callback_put(c);

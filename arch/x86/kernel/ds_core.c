@@ -199,6 +199,15 @@ static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 		ds_put(s, rec[i].from, rec[i].to, rec[i].flags);
 }
 
+/* Write the loss record a continuous stream owes, if it has room now. */
+static void ds_put_lost(struct ds_stream *s)
+{
+	if (s->lost && ds_room(s)) {
+		ds_write(s, BTS_PSEUDO(BTS_PSEUDO_LOST, 0), s->lost, 0);
+		s->lost = 0;
+	}
+}
+
 /**
  * ds_splay() - copy a batch of hardware records into every interested stream
  * @rec:        the records, oldest first, as the hardware wrote them
@@ -237,10 +246,7 @@ void ds_splay(const struct bts_record *rec, unsigned int nr,
 			ds_splay_all(s, rec, nr);
 			break;
 		}
-		if (s->lost && ds_room(s)) {
-			ds_write(s, BTS_PSEUDO(BTS_PSEUDO_LOST, 0), s->lost, 0);
-			s->lost = 0;
-		}
+		ds_put_lost(s);
 	}
 }
 
@@ -384,18 +390,13 @@ void ds_stream_append(struct ds_stream *s, const struct bts_record *rec)
 	ds_put(s, rec->from, rec->to, rec->flags);
 }
 
-/**
- * ds_stream_end() - close a stream that gets no more records
- * @s: the stream
- *
+/*
  * A stream away on the other side of the privilege boundary gets the
  * pseudo-record for that time now, with nothing to say where it came
  * back: its task exited there (exit_group(), a fatal fault), which is
  * what a trace of a crash is read for.
- *
- * Context: the stream's producer, or no producer left.
  */
-void ds_stream_end(struct ds_stream *s)
+static void ds_stream_end(struct ds_stream *s)
 {
 	if (!s->away)
 		return;
@@ -403,6 +404,91 @@ void ds_stream_end(struct ds_stream *s)
 		ds_user_back(s, 0);
 	else if (s->priv == DS_PRIV_KERNEL)
 		ds_kernel_back(s, 0);
+}
+
+/**
+ * ds_stream_suspend() - the consumer takes over writing a suspended stream
+ * @s: the stream
+ *
+ * For the loss record a continuous stream may still owe, which
+ * ds_stream_flush_lost() writes as room appears.  No-op once the stream
+ * is closed, or while its task is closing it.
+ *
+ * Context: the consumer, once no producer is left that could write:
+ * suspended, and a grace period later for producers that missed it.
+ */
+void ds_stream_suspend(struct ds_stream *s)
+{
+	u8 old = DS_WRITER_PRODUCER;
+
+	try_cmpxchg(&s->writer, &old, DS_WRITER_CONSUMER);
+}
+
+/**
+ * ds_stream_resume() - give a suspended stream back to its producer
+ * @s: the stream
+ *
+ * A closed stream stays the consumer's.
+ *
+ * Context: the consumer, before it lets producers write again.
+ */
+void ds_stream_resume(struct ds_stream *s)
+{
+	u8 old = DS_WRITER_CONSUMER;
+
+	try_cmpxchg(&s->writer, &old, DS_WRITER_PRODUCER);
+}
+
+/**
+ * ds_stream_close() - end the stream of a task that exits
+ * @s: the stream
+ *
+ * A stream still the producer's gets its end (see ds_stream_end()), and
+ * then belongs to the consumer for good; a suspended one already does, and
+ * gets no end: its consumer stopped it before.
+ *
+ * Context: the exiting task, once its producers are gone; the consumer may
+ * be suspending, resuming or flushing the stream meanwhile.
+ */
+void ds_stream_close(struct ds_stream *s)
+{
+	u8 old = READ_ONCE(s->writer);
+
+	for (;;) {
+		if (old == DS_WRITER_PRODUCER) {
+			if (!try_cmpxchg(&s->writer, &old, DS_WRITER_CLOSING))
+				continue;
+			ds_stream_end(s);
+			/* Pairs with smp_load_acquire() in ds_stream_flush_lost(). */
+			smp_store_release(&s->writer, DS_WRITER_CLOSED);
+			return;
+		}
+		if (old != DS_WRITER_CONSUMER)
+			return;
+		if (try_cmpxchg(&s->writer, &old, DS_WRITER_CLOSED))
+			return;
+	}
+}
+
+/**
+ * ds_stream_flush_lost() - write the loss record a stream still owes
+ * @s: the stream, continuous
+ *
+ * Only where the consumer writes (suspended or closed): a producer writes
+ * owed loss records itself, as room appears.
+ *
+ * Context: the consumer.
+ */
+void ds_stream_flush_lost(struct ds_stream *s)
+{
+	/*
+	 * The end the exiting task wrote, and its @lost, are in place.  Pairs
+	 * with smp_store_release() in ds_stream_close().
+	 */
+	u8 writer = smp_load_acquire(&s->writer);
+
+	if (writer == DS_WRITER_CONSUMER || writer == DS_WRITER_CLOSED)
+		ds_put_lost(s);
 }
 
 /**

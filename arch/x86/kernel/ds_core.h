@@ -14,6 +14,11 @@
  * share only @head and @tail, each written by one side and read by the
  * other with acquire/release ordering, so neither side takes a lock and
  * the producer can run in NMI context.
+ *
+ * Who writes records is a state of the stream (enum ds_writer), handed
+ * over with compare-and-exchange and release/acquire, never two at once:
+ * the producer while it traces; the consumer while it is suspended, for
+ * the loss record it still owes; the exiting task for the stream's end.
  */
 #ifndef __X86_KERNEL_DS_CORE_H
 #define __X86_KERNEL_DS_CORE_H
@@ -41,6 +46,7 @@
  * @away_from: where the trace crossed over, 0 if unseen
  * @away_kind: for a user-only stream, how it entered the kernel: the
  *	BTS_PSEUDO_KERNEL argument
+ * @writer: enum ds_writer: who may write records now
  */
 struct ds_stream {
 	struct bts_record	*buf;
@@ -55,6 +61,25 @@ struct ds_stream {
 	u64			lost_total;
 	u64			away_from;
 	u32			away_kind;
+	u8			writer;
+};
+
+/**
+ * enum ds_writer - who may write a stream's records
+ * @DS_WRITER_PRODUCER: its CPU or task, which stages and splays records
+ * @DS_WRITER_CONSUMER: the consumer, suspended: no producer is left that
+ *	could have missed the suspension, and a loss record may be owed
+ * @DS_WRITER_CLOSING: the traced task, exiting, writes the stream's end
+ * @DS_WRITER_CLOSED: the traced task exited; the consumer, for good
+ *
+ * PRODUCER -> CONSUMER -> PRODUCER: ds_stream_suspend(), ds_stream_resume().
+ * PRODUCER -> CLOSING -> CLOSED, or CONSUMER -> CLOSED: ds_stream_close().
+ */
+enum ds_writer {
+	DS_WRITER_PRODUCER,
+	DS_WRITER_CONSUMER,
+	DS_WRITER_CLOSING,
+	DS_WRITER_CLOSED,
 };
 
 /**
@@ -146,7 +171,10 @@ u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n);
 u32 ds_stream_pending(const struct ds_stream *s);
 void ds_stream_append(struct ds_stream *s, const struct bts_record *rec);
 void ds_splay_overrun(struct ds_stream **streams, unsigned int n);
-void ds_stream_end(struct ds_stream *s);
+void ds_stream_suspend(struct ds_stream *s);
+void ds_stream_resume(struct ds_stream *s);
+void ds_stream_close(struct ds_stream *s);
+void ds_stream_flush_lost(struct ds_stream *s);
 struct bts_record *ds_stream_swap(struct ds_stream *s, struct bts_record *buf,
 				  u32 *first, u32 *count);
 

@@ -202,8 +202,8 @@ static void ds_test_user_ends_in_kernel(struct kunit *test)
 	ds_splay(in, ARRAY_SIZE(in), streams, 1, ds_test_classify);
 	KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 1,
 			    "the kernel time is held until the return");
-	ds_stream_end(&s);
-	ds_stream_end(&s);
+	ds_stream_close(&s);
+	ds_stream_close(&s);
 	n = ds_stream_consume(&s, out, DS_TEST_MAX);
 	ds_test_expect_records(test, "user-only, ends in the kernel", out, n,
 			       want, ARRAY_SIZE(want));

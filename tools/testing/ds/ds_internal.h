@@ -34,6 +34,14 @@ typedef int64_t s64;
 /* The kernel's acquire load, as a C11 atomic; pairs: see ds_core.c. */
 #define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
 
+/*
+ * The kernel's try_cmpxchg(): a full barrier, as a sequentially consistent
+ * C11 compare-and-exchange; *old gets the value found on failure.
+ */
+#define try_cmpxchg(p, old, new)					\
+	__atomic_compare_exchange_n(p, old, new, false, __ATOMIC_SEQ_CST, \
+				    __ATOMIC_SEQ_CST)
+
 /* The kernel's READ_ONCE(), as a relaxed C11 atomic load. */
 #define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 /* The kernel's read barrier, as a C11 fence; pairs: see ds_core.c. */
