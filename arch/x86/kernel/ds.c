@@ -136,8 +136,12 @@ struct ds_set {
  *	__switch_to() between the switch of current and __ds_switch_to()
  * @pause: nesting depth of ds_pause(); the hardware is off while non-zero
  * @armed: @ds points at @staging
- * @pmi_owed: a drain took a sub-buffer past its threshold: a PMI may
- *	still arrive for it
+ * @pmi_gen: counts the sub-buffers drained: the threshold PMI the hardware
+ *	raises belongs to the sub-buffer armed when it reached the threshold
+ * @pmi_owed_gen: the last sub-buffer a drain took past its threshold; its
+ *	PMI may arrive after the drain
+ * @pmi_claimed_gen: the last sub-buffer whose PMI an NMI claimed; a PMI
+ *	is owed while it differs from @pmi_owed_gen
  * @in_callback: the consumer whose overflow callback runs here, tracing
  *	paused
  * @nmi_paused: ds_nmi_first() stopped the hardware for this NMI
@@ -152,7 +156,9 @@ struct ds_cpu {
 	struct task_struct	*owner;
 	int			pause;
 	bool			armed;
-	bool			pmi_owed;
+	u64			pmi_gen;
+	u64			pmi_owed_gen;
+	u64			pmi_claimed_gen;
 	struct ds_consumer	*in_callback;
 	bool			nmi_paused;
 	u64			nmi_bits;
@@ -411,10 +417,18 @@ static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
 		ds_ring_leave(dc);
 		return;
 	}
+	/*
+	 * Its PMI is owed unless an NMI claims it, before this drain (with
+	 * the same generation) or after it.  Paused: the index stays put.
+	 * An NMI may run between any two of these steps; see ds_pmi_claim().
+	 */
 	if (READ_ONCE(dc->ds->bts_index) >= dc->ds->bts_interrupt_threshold)
-		dc->pmi_owed = true;
+		dc->pmi_owed_gen = dc->pmi_gen;
+	barrier();
 	nr = ds_staging_take(&dc->staging, (struct ds_bts_area *)dc->ds,
 			     &recs, &overran);
+	barrier();
+	dc->pmi_gen++;
 	/* Even without records: a stream may owe a loss record. */
 	n = ds_streams(dc, task, cons);
 	for (i = 0; i < n; i++)
@@ -507,12 +521,36 @@ static void ds_unhold(struct ds_cpu *dc, u64 bits)
 }
 
 /*
+ * Whether an NMI is the layer's threshold PMI: for the sub-buffer armed
+ * now, which reached its threshold, or owed for one a drain took past it
+ * before the PMI arrived.  Claims it, so that it is claimed once: the NMI
+ * handlers of other drivers decide about theirs, and an NMI nobody claims
+ * is reported as unknown.  A ring raises no PMI: its threshold lies past
+ * its end.  Context: NMI, on @dc's CPU.
+ */
+static bool ds_pmi_claim(struct ds_cpu *dc)
+{
+	const struct ds_bts_area *hw = (struct ds_bts_area *)dc->ds;
+
+	if (READ_ONCE(hw->index) >= READ_ONCE(hw->threshold)) {
+		dc->pmi_claimed_gen = dc->pmi_gen;
+		return true;
+	}
+	if (dc->pmi_owed_gen != dc->pmi_claimed_gen) {
+		dc->pmi_claimed_gen = dc->pmi_owed_gen;
+		return true;
+	}
+	return false;
+}
+
+/*
  * Every NMI runs untraced: the first local NMI handler stops the hardware,
  * the last restarts it, so that neither the other handlers (perf's PMI
- * handler among them) nor a drain fill the slack meanwhile.  The mix of
- * consumers is not re-evaluated here: code the NMI interrupted may be in
- * the middle of its own read-modify-write of DEBUGCTL, which must find the
- * bits as it read them.
+ * handler among them) nor a drain fill the slack meanwhile.  An NMI never
+ * changes the mode: the mix of consumers is not re-evaluated here, nor is
+ * a hardware ring left, since code the NMI interrupted may be in the
+ * middle of its own read-modify-write of DEBUGCTL or of the DS area, which
+ * must find them as it read them.
  *
  * The threshold PMI drains in the first handler: nmi_handle() times each
  * handler and formats a report of a slow one (a long drain under
@@ -523,6 +561,7 @@ static int ds_nmi_first(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	struct ds_bts_area *hw;
+	bool full;
 
 	/* Paused: whoever paused drains and restarts. */
 	if (!dc->armed || dc->pause)
@@ -530,16 +569,17 @@ static int ds_nmi_first(unsigned int cmd, struct pt_regs *regs)
 	dc->nmi_bits = ds_hold(dc);
 	dc->nmi_paused = true;
 	hw = (struct ds_bts_area *)dc->ds;
-	if (READ_ONCE(hw->index) < READ_ONCE(hw->threshold) && !dc->pmi_owed)
+	/* A sub-buffer, then: a ring never reaches its threshold. */
+	full = READ_ONCE(hw->index) >= READ_ONCE(hw->threshold);
+	if (!ds_pmi_claim(dc))
 		return NMI_DONE;
 	/*
-	 * In __switch_to() before __ds_switch_to() the records are the
-	 * previous task's, which __ds_switch_to() drains.
+	 * An owed PMI's sub-buffer was drained already.  In __switch_to()
+	 * before __ds_switch_to() the records are the previous task's, which
+	 * __ds_switch_to() drains.
 	 */
-	if (dc->owner == current)
+	if (full && dc->owner == current)
 		ds_drain(dc, current);
-	/* Ours, even if a drain beat it to the records: nothing is owed. */
-	dc->pmi_owed = false;
 	return NMI_HANDLED;
 }
 
@@ -547,8 +587,6 @@ static int ds_nmi_first(unsigned int cmd, struct pt_regs *regs)
 static int ds_nmi_last(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
-	struct ds_bts_area *hw;
-	int ret = NMI_DONE;
 
 	if (!dc->armed)
 		return NMI_DONE;
@@ -560,13 +598,7 @@ static int ds_nmi_last(unsigned int cmd, struct pt_regs *regs)
 		return NMI_DONE;
 	}
 	/* ds_nmi_first() left it to whoever paused, who drains. */
-	hw = (struct ds_bts_area *)dc->ds;
-	if (READ_ONCE(hw->index) >= READ_ONCE(hw->threshold) ||
-	    dc->pmi_owed) {
-		dc->pmi_owed = false;
-		ret = NMI_HANDLED;
-	}
-	return ret;
+	return ds_pmi_claim(dc) ? NMI_HANDLED : NMI_DONE;
 }
 
 /**
@@ -1625,3 +1657,7 @@ static int __init ds_init(void)
 	return 0;
 }
 arch_initcall(ds_init);
+
+#ifdef CONFIG_X86_DS_KUNIT_TEST
+#include "ds_test.c"
+#endif

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the Debug Store layer's hardware side, run at boot on the
+ * (emulated) hardware.  Included from ds.c for its static functions: each
+ * case runs the layer's NMI handlers and drains directly, on one CPU with
+ * interrupts off, in orders that real NMIs reach only by timing (a PMI
+ * delivered while the layer has the hardware paused, an NMI of another
+ * driver), and checks the state they leave.
+ */
+#include <kunit/test.h>
+
+/* What a case's steps found on the CPU. */
+struct ds_test_nmi {
+	struct ds_consumer	*ring;		/* the per-CPU ring consumer */
+	struct ds_consumer	*other;		/* keeps the CPU off ring mode */
+	int			paused_first;	/* a PMI while paused */
+	int			paused_last;
+	int			foreign_first;	/* then another driver's NMI */
+	int			foreign_last;
+	struct ds_consumer	*ring_before;
+	struct ds_consumer	*ring_after;
+};
+
+/* Fill the armed sub-buffer up to its threshold, as the hardware would. */
+static void ds_test_fill_to_threshold(struct ds_cpu *dc)
+{
+	struct ds_bts_area *hw = (struct ds_bts_area *)dc->ds;
+	struct bts_record *r = (struct bts_record *)hw->index;
+	u64 addr = 0x400000;
+
+	for (; (u64)r < hw->threshold; r++, addr += 0x10)
+		*r = (struct bts_record){ .from = addr, .to = addr + 8 };
+	WRITE_ONCE(hw->index, (u64)r);
+}
+
+/* Both NMI handlers, as nmi_handle() calls them for one NMI. */
+static void ds_test_nmi_handlers(int *first, int *last)
+{
+	*first = ds_nmi_first(NMI_LOCAL, NULL);
+	*last = ds_nmi_last(NMI_LOCAL, NULL);
+}
+
+/*
+ * The PMI of a full sub-buffer arrives while the layer has the hardware
+ * paused; the pauser drains.  Then the other consumer leaves, the ring
+ * consumer is alone and gets the hardware ring, and an NMI of another
+ * driver comes.  Context: IPI, on the consumers' CPU.
+ */
+static void ds_test_pmi_then_ring(void *p)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_test_nmi *t = p;
+
+	ds_pause(dc);
+	ds_test_fill_to_threshold(dc);
+	ds_test_nmi_handlers(&t->paused_first, &t->paused_last);
+	ds_drain(dc, current);
+	/* As a release would, without leaving this CPU. */
+	WRITE_ONCE(t->other->suspended, true);
+	ds_unpause(dc);
+
+	t->ring_before = dc->ring;
+	ds_test_nmi_handlers(&t->foreign_first, &t->foreign_last);
+	t->ring_after = dc->ring;
+}
+
+static struct ds_consumer *ds_test_request(struct kunit *test, int cpu,
+					   enum ds_priv priv,
+					   enum ds_mode mode)
+{
+	struct ds_bts_config cfg = {
+		.cpu		= cpu,
+		.priv		= priv,
+		.mode		= mode,
+		.nr_records	= 64,
+	};
+	struct ds_consumer *c = ds_request_bts(&cfg);
+
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(c), "request: %ld", PTR_ERR(c));
+	return c;
+}
+
+/*
+ * A PMI claimed while paused is not owed again after the drain: the next
+ * NMI, of another driver, is not claimed, and leaves the hardware ring of
+ * a lone flight recorder alone (an NMI never changes the mode).
+ */
+static void ds_test_nmi_after_claimed_pmi(struct kunit *test)
+{
+	int cpu = cpumask_first(cpu_online_mask);
+	int allowed = ds_kernel_recording;
+	struct ds_test_nmi t = { };
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	/* A ring of both privilege levels; the knob is read at request. */
+	WRITE_ONCE(ds_kernel_recording, 1);
+	t.ring = ds_test_request(test, cpu, DS_PRIV_ALL, DS_MODE_RING);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+	t.other = ds_test_request(test, cpu, DS_PRIV_USER,
+				  DS_MODE_CONTINUOUS);
+
+	smp_call_function_single(cpu, ds_test_pmi_then_ring, &t, 1);
+	ds_release_bts(t.other);
+	ds_release_bts(t.ring);
+
+	KUNIT_EXPECT_EQ_MSG(test, t.paused_first, NMI_DONE,
+			    "the first handler leaves a paused CPU's PMI");
+	KUNIT_EXPECT_EQ_MSG(test, t.paused_last, NMI_HANDLED,
+			    "the last handler claims it for the pauser");
+	KUNIT_EXPECT_PTR_EQ_MSG(test, t.ring_before, t.ring,
+				"the lone ring consumer has the hardware ring");
+	KUNIT_EXPECT_PTR_EQ_MSG(test, t.ring_after, t.ring,
+				"an NMI left the hardware ring");
+	KUNIT_EXPECT_EQ_MSG(test, t.foreign_first + t.foreign_last,
+			    2 * NMI_DONE,
+			    "another driver's NMI was claimed");
+}
+
+/* What ds_test_owed_pmi() found. */
+struct ds_test_owed {
+	int	first[2];
+	int	last[2];
+};
+
+/*
+ * A drain takes a full sub-buffer before its PMI arrives: the PMI is
+ * claimed when it comes, and only it.  Context: IPI.
+ */
+static void ds_test_owed_pmi_steps(void *p)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_test_owed *t = p;
+
+	ds_pause(dc);
+	ds_test_fill_to_threshold(dc);
+	ds_drain(dc, current);
+	ds_unpause(dc);
+	ds_test_nmi_handlers(&t->first[0], &t->last[0]);
+	ds_test_nmi_handlers(&t->first[1], &t->last[1]);
+}
+
+static void ds_test_owed_pmi(struct kunit *test)
+{
+	int cpu = cpumask_first(cpu_online_mask);
+	struct ds_test_owed t = { };
+	struct ds_consumer *c;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	c = ds_test_request(test, cpu, DS_PRIV_USER, DS_MODE_CONTINUOUS);
+	smp_call_function_single(cpu, ds_test_owed_pmi_steps, &t, 1);
+	ds_release_bts(c);
+
+	KUNIT_EXPECT_EQ_MSG(test, t.first[0], NMI_HANDLED,
+			    "the late PMI of a drained sub-buffer is ours");
+	KUNIT_EXPECT_EQ_MSG(test, t.first[1] + t.last[1], 2 * NMI_DONE,
+			    "a second NMI was claimed for the same PMI");
+}
+
+static struct kunit_case ds_hw_test_cases[] = {
+	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
+	KUNIT_CASE(ds_test_owed_pmi),
+	{}
+};
+
+static struct kunit_suite ds_hw_test_suite = {
+	.name = "x86_ds_hw",
+	.test_cases = ds_hw_test_cases,
+};
+
+kunit_test_suite(ds_hw_test_suite);
