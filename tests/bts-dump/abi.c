@@ -9,8 +9,10 @@
  * OTHER_PID is a process of another user, which an unprivileged caller
  * must get EPERM for, and SETUID_PROG a set-user-ID program that accepts
  * --help, whose exec must end the trace; without them (run as root) those
- * checks are skipped.
+ * checks are skipped.  Run as root, it also checks the per-user limit on
+ * trace buffers, lowering it for a while and trying it as nobody.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -139,11 +142,12 @@ static void wait_in_read(pid_t pid)
 
 /*
  * A child that waits for a byte on a pipe, then runs @fn (if any) and
- * exits with its status.  It is in the read() when this returns.
+ * exits with its status.  It is in the read() when this returns.  It
+ * keeps no other file open: a /dev/bts file closed here is released.
  */
 static pid_t waiter_fn(int *go, int (*fn)(void))
 {
-	int p[2];
+	int p[2], fd;
 	pid_t pid;
 	char c;
 
@@ -151,7 +155,9 @@ static pid_t waiter_fn(int *go, int (*fn)(void))
 		exit(1);
 	pid = fork();
 	if (!pid) {
-		close(p[1]);
+		for (fd = 3; fd < 1024; fd++)
+			if (fd != p[0])
+				close(fd);
 		if (read(p[0], &c, 1) != 1)
 			_exit(1);
 		_exit(fn ? fn() : 0);
@@ -490,6 +496,178 @@ static void ring(void)
 	close(fd);
 }
 
+#define LIMIT_PATH	"/proc/sys/kernel/bts_user_max_kb"
+#define LIMIT_KB	4096	/* 4 MiB: one buffer of 100000 records fits */
+
+static long read_long(const char *path, const char *key)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key))) {
+			v = strtol(line + strlen(key), NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static int write_limit(long kb)
+{
+	FILE *f = fopen(LIMIT_PATH, "w");
+	int bad;
+
+	if (!f)
+		return -1;
+	bad = fprintf(f, "%ld\n", kb) < 0;
+	return fclose(f) || bad ? -1 : 0;
+}
+
+/* A process whose three children all live until it is killed. */
+static int three_children(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (!fork()) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pause();
+			_exit(0);
+		}
+	pause();
+	return 0;
+}
+
+/* What user_limit_steps() found, in memory its parent shares. */
+struct limit_result {
+	int first, second, ring, after_close;
+	struct bts_status inherit;
+};
+
+/* Attach a file to a new waiter with @nr_records; the errno, 0 if traced. */
+static int limited_attach(int fd, __u32 mode, __u32 flags, __u32 nr_records,
+			  pid_t *pid, int *go, int (*fn)(void))
+{
+	struct bts_attach a = { .size = sizeof(a), .mode = mode,
+				.flags = flags, .nr_records = nr_records };
+
+	*pid = waiter_fn(go, fn);
+	a.pid = *pid;
+	return ioctl_err(fd, BTS_IOC_ATTACH, &a);
+}
+
+/* As an unprivileged user (nobody), against the limit LIMIT_KB. */
+static void user_limit_steps(struct limit_result *r)
+{
+	int fa = dev(), fb = dev(), fc = dev(), go[4], i;
+	pid_t pid[4];
+
+	/* 2.4 MB, then 2.4 MB more: past 4 MiB. */
+	r->first = limited_attach(fa, BTS_MODE_CONTINUOUS, 0, 100000, &pid[0],
+				  &go[0], NULL);
+	r->second = limited_attach(fb, BTS_MODE_CONTINUOUS, 0, 100000,
+				   &pid[1], &go[1], NULL);
+	/* A ring counts twice (its snapshot): 2 x 1.2 MB is too much too. */
+	r->ring = limited_attach(fb, BTS_MODE_RING, 0, 50000, &pid[2], &go[2],
+				 NULL);
+	close(fa);
+	r->after_close = ioctl_err(fb, BTS_IOC_ATTACH, &(struct bts_attach){
+		.size = sizeof(struct bts_attach), .pid = pid[1],
+		.nr_records = 100000 });
+	close(fb);
+	/* 1.44 MB each: the process and one child fit, two children not. */
+	limited_attach(fc, BTS_MODE_CONTINUOUS, BTS_ATTACH_INHERIT, 60000,
+		       &pid[3], &go[3], three_children);
+	if (write(go[3], "x", 1) != 1)
+		exit(1);
+	for (i = 0; i < 300; i++) {
+		r->inherit = (struct bts_status){ .size = sizeof(r->inherit) };
+		if (ioctl(fc, BTS_IOC_STATUS, &r->inherit) ||
+		    r->inherit.threads + r->inherit.untraced >= 4)
+			break;
+		usleep(10000);
+	}
+	for (i = 0; i < 4; i++) {
+		kill(pid[i], SIGKILL);
+		waitpid(pid[i], NULL, 0);
+	}
+	close(fc);
+}
+
+/*
+ * The per-user limit on trace buffers: its default, EDQUOT past it for an
+ * unprivileged user, its memory back when a file is closed, created
+ * threads past it counted as untraced, and no limit with CAP_PERFMON.
+ * Context: root.
+ */
+static void user_limit(void)
+{
+	long def = read_long(LIMIT_PATH, ""), mem;
+	struct limit_result *r;
+	int fa, fb, go[2], first, second, status;
+	pid_t child, pid[2];
+
+	/* Of the RAM at boot: the kernel frees its init memory later. */
+	mem = read_long("/proc/meminfo", "MemTotal:");
+	tap(def <= mem / 16 && def >= mem / 16 * 98 / 100,
+	    "the per-user limit is a sixteenth of RAM by default (%ld KiB of %ld)",
+	    def, mem);
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED || write_limit(LIMIT_KB)) {
+		printf("Bail out! cannot set %s\n", LIMIT_PATH);
+		exit(1);
+	}
+	fflush(stdout);
+	child = fork();
+	if (!child) {
+		/* Dumpable again after the change, to be traceable. */
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534) ||
+		    prctl(PR_SET_DUMPABLE, 1))
+			_exit(1);
+		user_limit_steps(r);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	tap(WIFEXITED(status) && !WEXITSTATUS(status),
+	    "the per-user limit: the steps as nobody ran (status %#x)", status);
+	tap(r->first == 0 && r->second == EDQUOT,
+	    "the per-user limit: a second 2.4 MB buffer past 4 MiB is EDQUOT (%s, then %s)",
+	    strerror(r->first), strerror(r->second));
+	tap(r->ring == EDQUOT, "the per-user limit counts a ring twice (%s)",
+	    strerror(r->ring));
+	tap(r->after_close == 0,
+	    "the per-user limit: closing a file gives its buffers back (%s)",
+	    strerror(r->after_close));
+	tap(r->inherit.threads == 2 && r->inherit.untraced == 2,
+	    "the per-user limit: created threads past it are counted untraced (%u traced, %u untraced)",
+	    r->inherit.threads, r->inherit.untraced);
+
+	/* CAP_PERFMON: both fit. */
+	fa = dev();
+	fb = dev();
+	first = limited_attach(fa, BTS_MODE_CONTINUOUS, 0, 100000, &pid[0],
+			       &go[0], NULL);
+	second = limited_attach(fb, BTS_MODE_CONTINUOUS, 0, 100000, &pid[1],
+				&go[1], NULL);
+	tap(!first && !second, "the per-user limit does not apply with CAP_PERFMON (%s, %s)",
+	    strerror(first), strerror(second));
+	kill(pid[0], SIGKILL);
+	kill(pid[1], SIGKILL);
+	waitpid(pid[0], NULL, 0);
+	waitpid(pid[1], NULL, 0);
+	close(fa);
+	close(fb);
+	if (write_limit(def))
+		printf("Bail out! cannot restore %s\n", LIMIT_PATH);
+	munmap(r, sizeof(*r));
+}
+
 /* Some thousands of branches, the same every time. */
 static int branchy(void)
 {
@@ -577,6 +755,8 @@ int main(int argc, char **argv)
 	fault_reads();
 	failed_clone();
 	ring();
+	if (!getuid())
+		user_limit();
 	if (argc > 2)
 		setuid_exec(argv[2]);
 	printf("1..%d\n", nr);

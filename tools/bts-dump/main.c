@@ -584,6 +584,9 @@ static void attach_error(int e, pid_t tid, const char *what)
 	case ENOMEM:
 		warnx("not enough memory for the trace buffers; try a smaller --size or --ring");
 		break;
+	case EDQUOT:
+		warnx("your trace buffers would pass the per-user limit (sysctl kernel.bts_user_max_kb); try a smaller --size or --ring");
+		break;
 	default:
 		warnx("cannot trace %s: %s", what, strerror(e));
 		break;
@@ -653,20 +656,21 @@ static void progress(struct live *lv, bool last)
 	lv->progress_shown = true;
 }
 
-/* The status of the traced threads' losses, for the summary. */
-static unsigned long long lost(struct live *lv)
+/* The traced threads' losses and the threads left untraced, summed. */
+static void losses(struct live *lv, struct bts_status *sum)
 {
-	unsigned long long n = 0;
 	struct bts_status st;
 	size_t i;
 
+	memset(sum, 0, sizeof(*sum));
 	for (i = 0; i < lv->ns; i++) {
 		memset(&st, 0, sizeof(st));
 		st.size = sizeof(st);
-		if (!ioctl(lv->s[i].fd, BTS_IOC_STATUS, &st))
-			n += st.lost;
+		if (ioctl(lv->s[i].fd, BTS_IOC_STATUS, &st))
+			continue;
+		sum->lost += st.lost;
+		sum->untraced += st.untraced;
 	}
-	return n;
 }
 
 /*
@@ -826,17 +830,20 @@ out:
 
 static void finish_live(struct live *lv)
 {
-	unsigned long long n;
+	struct bts_status sum;
 
 	if (lv->o->progress)
 		progress(lv, true);
-	if (lv->o->quiet || lv->o->ring)
+	if (lv->o->quiet)
 		return;
-	n = lost(lv);
-	if (!n)
-		return;
-	warnx("%llu records were lost: the trace has gaps (drop --lossy, or use a larger --size)",
-	      n);
+	losses(lv, &sum);
+	if (sum.untraced)
+		warnx("%u threads or processes the command created were not traced (the per-user limit, sysctl kernel.bts_user_max_kb, or no memory): the trace is incomplete",
+		      sum.untraced);
+	/* A ring overwrites by design. */
+	if (sum.lost && !lv->o->ring)
+		warnx("%llu records were lost: the trace has gaps (drop --lossy, or use a larger --size)",
+		      (unsigned long long)sum.lost);
 }
 
 static int setup_signals(struct live *lv, sigset_t *old)

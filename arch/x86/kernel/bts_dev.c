@@ -16,7 +16,10 @@
  * mutex: they take bts_file.threads_lock, a spinlock that guards the list
  * of threads and each thread's exit and snapshot state, or nothing.
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
 #include <linux/init.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -27,6 +30,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/sysctl.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <asm/ds.h>
@@ -35,6 +39,80 @@
 #define BTS_DEV_BOUNCE	(SZ_16K / sizeof(struct bts_record))
 
 struct bts_file;
+
+/*
+ * The trace buffers of one user's files.  Their size is the user's choice
+ * (up to BTS_MAX_RECORDS records per thread), and so is their number (one
+ * per traced thread, created ones included): unbounded, any user could
+ * fill the kernel's memory.  The bound, in KiB, is the sysctl
+ * kernel.bts_user_max_kb, by default a sixteenth of RAM; CAP_PERFMON is
+ * exempt, as from perf_event_mlock_kb.
+ */
+static unsigned int bts_user_max_kb;
+
+/**
+ * struct bts_user - what one user's trace buffers hold
+ * @node: in bts_users
+ * @uid: the user
+ * @files: its open files (bts_users_lock)
+ * @bytes: held by their threads now
+ */
+struct bts_user {
+	struct hlist_node	node;
+	kuid_t			uid;
+	unsigned int		files;
+	atomic_long_t		bytes;
+};
+
+static DEFINE_HASHTABLE(bts_users, 6);
+static DEFINE_SPINLOCK(bts_users_lock);
+
+static struct bts_user *bts_user_find(kuid_t uid)
+{
+	struct bts_user *u;
+
+	hash_for_each_possible(bts_users, u, node, __kuid_val(uid))
+		if (uid_eq(u->uid, uid))
+			return u;
+	return NULL;
+}
+
+/* The opener's account, created with its first file.  Context: process. */
+static struct bts_user *bts_user_get(void)
+{
+	kuid_t uid = current_uid();
+	struct bts_user *u, *fresh;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	if (!fresh)
+		return NULL;
+	spin_lock(&bts_users_lock);
+	u = bts_user_find(uid);
+	if (!u) {
+		u = fresh;
+		fresh = NULL;
+		u->uid = uid;
+		hash_add(bts_users, &u->node, __kuid_val(uid));
+	}
+	u->files++;
+	spin_unlock(&bts_users_lock);
+	kfree(fresh);
+	return u;
+}
+
+/* Context: process, the file's threads all uncharged. */
+static void bts_user_put(struct bts_user *u)
+{
+	spin_lock(&bts_users_lock);
+	if (--u->files) {
+		u = NULL;
+	} else {
+		WARN_ON_ONCE(atomic_long_read(&u->bytes));
+		hash_del(&u->node);
+	}
+	spin_unlock(&bts_users_lock);
+	kfree(u);
+}
 
 /**
  * struct bts_thread - one traced thread of a file
@@ -55,6 +133,7 @@ struct bts_file;
  * @last: ring mode: the snapshot, @nr_last records
  * @nr_last: records in @last
  * @read_last: records of @last already read
+ * @charged: bytes charged to the file's user for the thread's buffers
  */
 struct bts_thread {
 	struct list_head	node;
@@ -72,6 +151,7 @@ struct bts_thread {
 	struct bts_record	*last;
 	u32			nr_last;
 	u32			read_last;
+	size_t			charged;
 };
 
 /**
@@ -89,6 +169,8 @@ struct bts_thread {
  * @bounce: BTS_DEV_BOUNCE records to consume into
  * @released: the counters of released consumers
  * @untraced: threads created by traced ones that could not be traced
+ * @user: the opener's account of trace buffers
+ * @unlimited: the opener had CAP_PERFMON: @user's limit does not apply
  */
 struct bts_file {
 	struct mutex		lock;		/* see the comment at the top */
@@ -103,9 +185,52 @@ struct bts_file {
 	struct bts_record	*bounce;
 	struct ds_bts_status	released;
 	u32			untraced;
+	struct bts_user		*user;
+	bool			unlimited;
 };
 
 static const struct ds_bts_ops bts_dev_ops;
+
+/*
+ * What a thread's buffers hold, as asked: its stream, and in ring mode the
+ * snapshot of it taken at its exit.
+ */
+static size_t bts_thread_bytes(const struct bts_file *f)
+{
+	size_t records = max(f->attach.nr_records, 2U);
+
+	if (f->attach.mode == BTS_MODE_RING)
+		records *= 2;
+	return records * sizeof(struct bts_record);
+}
+
+/*
+ * Charge @t's buffers to the file's user, before they are allocated.
+ * Return: 0, or -EDQUOT if that would take the user past its limit.
+ */
+static int bts_thread_charge(struct bts_file *f, struct bts_thread *t)
+{
+	long max = (long)READ_ONCE(bts_user_max_kb) * SZ_1K;
+	size_t bytes = bts_thread_bytes(f);
+
+	if (atomic_long_add_return(bytes, &f->user->bytes) > max &&
+	    !f->unlimited) {
+		atomic_long_sub(bytes, &f->user->bytes);
+		pr_info_ratelimited("bts: uid %u: trace buffers past kernel.bts_user_max_kb=%u\n",
+				    from_kuid(&init_user_ns, f->user->uid),
+				    READ_ONCE(bts_user_max_kb));
+		return -EDQUOT;
+	}
+	t->charged = bytes;
+	return 0;
+}
+
+/* @t's buffers are freed, or about to be. */
+static void bts_thread_uncharge(struct bts_file *f, struct bts_thread *t)
+{
+	atomic_long_sub(t->charged, &f->user->bytes);
+	t->charged = 0;
+}
 
 static struct bts_thread *bts_thread_new(struct bts_file *f,
 					 struct task_struct *task)
@@ -123,6 +248,7 @@ static struct bts_thread *bts_thread_new(struct bts_file *f,
 /* Context: the file's lock, or the thread was never published. */
 static void bts_thread_free(struct bts_thread *t)
 {
+	bts_thread_uncharge(t->file, t);
 	put_task_struct(t->task);
 	kvfree(t->last);
 	kfree(t);
@@ -217,6 +343,10 @@ static void *bts_dev_task_fork(struct ds_consumer *c,
 
 	if (child)
 		t = bts_thread_new(f, ds_bts_task(child));
+	if (t && bts_thread_charge(f, t)) {
+		bts_thread_free(t);
+		t = NULL;
+	}
 	if (t)
 		t->consumer = child;
 	spin_lock(&f->threads_lock);
@@ -484,6 +614,7 @@ static int bts_read_thread(struct bts_file *f, struct bts_reader *r,
 	bts_thread_release(f, t);
 	kvfree(t->last);
 	t->last = NULL;
+	bts_thread_uncharge(f, t);
 	WRITE_ONCE(t->done, true);
 	return 0;
 }
@@ -591,6 +722,13 @@ static int bts_dev_open(struct inode *inode, struct file *file)
 		kfree(f);
 		return -ENOMEM;
 	}
+	f->user = bts_user_get();
+	if (!f->user) {
+		kvfree(f->bounce);
+		kfree(f);
+		return -ENOMEM;
+	}
+	f->unlimited = perfmon_capable();
 	mutex_init(&f->lock);
 	spin_lock_init(&f->threads_lock);
 	INIT_LIST_HEAD(&f->threads);
@@ -675,6 +813,7 @@ static int bts_dev_release(struct inode *inode, struct file *file)
 		list_del(&t->node);
 		bts_thread_free(t);
 	}
+	bts_user_put(f->user);
 	put_pid_ns(f->ns);
 	kvfree(f->bounce);
 	kfree(f);
@@ -736,6 +875,9 @@ static int bts_attach_task(struct bts_file *f, struct task_struct *task)
 	if (!t)
 		return -ENOMEM;
 	cfg.data = t;
+	ret = bts_thread_charge(f, t);
+	if (ret)
+		goto free;
 	ret = down_read_interruptible(&task->signal->exec_update_lock);
 	if (ret)
 		goto free;
@@ -892,11 +1034,23 @@ static struct miscdevice bts_dev = {
 	.mode	= 0666,
 };
 
+static struct ctl_table bts_dev_sysctls[] = {
+	{
+		.procname	= "bts_user_max_kb",
+		.data		= &bts_user_max_kb,
+		.maxlen		= sizeof(bts_user_max_kb),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec,
+	},
+};
+
 /* Without BTS there is no device, so tools can tell at open(). */
 static int __init bts_dev_init(void)
 {
 	if (!ds_bts_available())
 		return 0;
+	bts_user_max_kb = totalram_pages() << (PAGE_SHIFT - 10) >> 4;
+	register_sysctl_init("kernel", bts_dev_sysctls);
 	return misc_register(&bts_dev);
 }
 device_initcall(bts_dev_init);

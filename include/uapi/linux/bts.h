@@ -129,7 +129,10 @@ enum bts_entry_kind {
  * 0 for the end of the stretch the hardware did not record.  A read() into
  * a buffer that faults part way returns the whole records before the fault
  * and keeps the rest for the next read(); one that faults at its first
- * record is -EFAULT.  No record is lost either way.
+ * record is -EFAULT.  No record is lost either way.  The buffers of one
+ * user's traced threads together hold at most sysctl kernel.bts_user_max_kb
+ * KiB (see Documentation/arch/x86/ds.rst): an attach past it is -EDQUOT,
+ * and a created thread past it is left untraced (bts_status.untraced).
  *
  * The structs start with their size (the size of the struct as the caller
  * knows it), so fields can be appended; a size smaller than the first
@@ -191,7 +194,7 @@ struct bts_attach {
  * @threads:  threads traced so far, exited ones included
  * @live:     threads traced that have not exited
  * @untraced: threads created by traced ones that could not be traced
- *            (no memory)
+ *            (the user's limit, or no memory)
  * @records:  records put into the threads' buffers, pseudo-records
  *            included
  * @lost:     records lost because the reader did not keep up (continuous
