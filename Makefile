@@ -57,6 +57,7 @@ bench: kernel qemu
 	@bench/idle-cost.sh
 	@bench/qemu-bts.sh
 	@bench/bts-dump.sh
+	@bench/attach-cost.sh
 
 patches: deps
 	@workbench/patches.sh . $(BUILD)

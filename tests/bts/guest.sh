@@ -74,6 +74,22 @@ run_tool()
 		'BEGIN { printf "%.1f\n", b - a }' >"$out/$name.secs"
 }
 
+# attach_release: attach /dev/bts to a sleeping process and close it.
+attach_release()
+{
+	python3 - <<'EOF'
+import fcntl, os, struct, subprocess
+sleeper = subprocess.Popen(["sleep", "60"])
+fd = os.open("/dev/bts", os.O_RDONLY)
+# BTS_IOC_ATTACH, struct bts_attach { size, flags, pid, mode, nr_records,
+# reserved }: continuous, 1024 records.
+fcntl.ioctl(fd, 0xB901, struct.pack("6I", 24, 0, sleeper.pid, 0, 1024, 0))
+os.close(fd)
+sleeper.kill()
+sleeper.wait()
+EOF
+}
+
 # The perf record arguments of each perf tool.
 # branches: -d records the branch target (PERF_SAMPLE_ADDR) too; -m makes
 # room for the bursts of a BTS buffer drain.  bts: intel_bts works per
@@ -94,6 +110,9 @@ for tool in "$@"; do
 		;;
 	branches)
 		capture_env "$out/branches.env" "${branches_args[@]}"
+		# A /dev/bts consumer just released leaves the DS layer's
+		# buffers set up for a while: perf's claim must take them over.
+		attach_release || exit 125
 		run_tool branches "${perf_run[@]}" perf record \
 			"${branches_args[@]}" -o "$out/branches.data" -- "$prog"
 		;;

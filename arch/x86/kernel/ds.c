@@ -168,12 +168,24 @@ static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
 
 /* Serializes requests, releases, hotplug and perf's claim. */
 static DEFINE_MUTEX(ds_mutex);
-/* Consumers in existence; the staging buffers exist while non-zero. */
+/* Consumers in existence; perf's LBR and PT users wait while non-zero. */
 static unsigned int ds_nr_consumers;
 /* perf's BTS users hold the hardware. */
 static unsigned int ds_perf_claims;
 
 DEFINE_STATIC_KEY_FALSE(ds_active);
+
+/*
+ * The staging buffers and the switch hook outlive the last consumer by
+ * this much: a loop of requests and releases (any user can open /dev/bts)
+ * then does not remap the buffers, flush every CPU's TLB and patch the
+ * kernel's text each time, as perf's jump_label_rate_limit() keeps its
+ * keys.
+ */
+#define DS_IDLE_TEARDOWN	HZ
+
+static void ds_teardown_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(ds_teardown_work, ds_teardown_fn);
 
 /*
  * What the CPUs have: BTS into a 64-bit DS save area, privilege filtering
@@ -838,6 +850,9 @@ static void ds_disarm_fn(void *unused)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 
+	/* Disarmed for perf already, whose BTS fields these are now. */
+	if (!dc->armed)
+		return;
 	ds_pause(dc);
 	ds_drain(dc, current);
 	dc->armed = false;
@@ -857,8 +872,11 @@ static int ds_cpu_up(unsigned int cpu)
 	void *cea = ds_staging_cea(cpu);
 	struct page *pages;
 
-	if (dc->pages)
+	/* Still armed since the last consumer, or disarmed for perf. */
+	if (READ_ONCE(dc->armed))
 		return 0;
+	if (dc->pages)
+		return smp_call_function_single(cpu, ds_arm_fn, NULL, 1);
 	pages = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL | __GFP_ZERO,
 				 order);
 	if (!pages)
@@ -927,7 +945,31 @@ static int ds_hp_offline(unsigned int cpu)
 	return 0;
 }
 
-/* The first consumer arms every CPU.  Context: ds_mutex, cpus_read_lock. */
+/* Free every CPU's staging buffer.  Context: ds_mutex, cpus_read_lock. */
+static void ds_teardown(void)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu)
+		ds_cpu_down(cpu);
+	static_branch_disable_cpuslocked(&ds_active);
+}
+
+static void ds_teardown_fn(struct work_struct *work)
+{
+	cpus_read_lock();
+	mutex_lock(&ds_mutex);
+	/* Unless a consumer came meanwhile, or it was done already. */
+	if (!ds_nr_consumers && static_key_enabled(&ds_active))
+		ds_teardown();
+	mutex_unlock(&ds_mutex);
+	cpus_read_unlock();
+}
+
+/*
+ * The first consumer arms every CPU, with the buffers the last one left if
+ * they are still there.  Context: ds_mutex, cpus_read_lock.
+ */
 static int ds_start(void)
 {
 	unsigned int cpu;
@@ -945,20 +987,20 @@ static int ds_start(void)
 	static_branch_enable_cpuslocked(&ds_active);
 	return 0;
 fail:
-	for_each_online_cpu(cpu)
-		ds_cpu_down(cpu);
+	ds_teardown();
 	x86_perf_bts_exclusive_put();
 	return ret;
 }
 
+/*
+ * The last consumer is gone: perf's LBR and PT users may come now, and the
+ * buffers go a while later.  The CPUs stay armed meanwhile, with the
+ * hardware off: no consumer wants anything.  Context: ds_mutex.
+ */
 static void ds_stop(void)
 {
-	unsigned int cpu;
-
-	for_each_online_cpu(cpu)
-		ds_cpu_down(cpu);
-	static_branch_disable_cpuslocked(&ds_active);
 	x86_perf_bts_exclusive_put();
+	schedule_delayed_work(&ds_teardown_work, DS_IDLE_TEARDOWN);
 }
 
 /* Consumer sets: replaced whole under ds_mutex, read under RCU. */
@@ -1584,13 +1626,24 @@ void ds_fork_thread(struct task_struct *child)
  */
 int ds_claim_bts_hw(void)
 {
+	unsigned int cpu;
 	int ret = 0;
 
 	mutex_lock(&ds_mutex);
-	if (ds_nr_consumers)
+	if (ds_nr_consumers) {
 		ret = -EBUSY;
-	else
+	} else {
 		ds_perf_claims++;
+		/*
+		 * Buffers the last consumer left: the BTS fields of the DS area
+		 * and DEBUGCTL's bits are perf's from now on.  No CPU comes or
+		 * goes past us here: the hotplug callbacks take ds_mutex.
+		 */
+		for_each_online_cpu(cpu)
+			if (READ_ONCE(per_cpu(ds_cpu, cpu).armed))
+				smp_call_function_single(cpu, ds_disarm_fn,
+							 NULL, 1);
+	}
 	mutex_unlock(&ds_mutex);
 	return ret;
 }
