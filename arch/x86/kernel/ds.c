@@ -144,7 +144,7 @@ struct ds_set {
  *	is owed while it differs from @pmi_owed_gen
  * @in_callback: the consumer whose overflow callback runs here, tracing
  *	paused
- * @nmi_paused: ds_nmi_first() stopped the hardware for this NMI
+ * @nmi_paused: __ds_nmi_enter() stopped the hardware for this NMI
  * @nmi_bits: the layer's DEBUGCTL bits the NMI found, to restore
  */
 struct ds_cpu {
@@ -555,31 +555,62 @@ static bool ds_pmi_claim(struct ds_cpu *dc)
 	return false;
 }
 
-/*
- * Every NMI runs untraced: the first local NMI handler stops the hardware,
- * the last restarts it, so that neither the other handlers (perf's PMI
- * handler among them) nor a drain fill the slack meanwhile.  An NMI never
- * changes the mode: the mix of consumers is not re-evaluated here, nor is
- * a hardware ring left, since code the NMI interrupted may be in the
- * middle of its own read-modify-write of DEBUGCTL or of the DS area, which
- * must find them as it read them.
+/**
+ * __ds_nmi_enter() - stop tracing for an NMI
  *
- * The threshold PMI drains in the first handler: nmi_handle() times each
- * handler and formats a report of a slow one (a long drain under
- * emulation, or with many consumers) right after it returns, which after
- * the last handler would be traced, with NMIs blocked, past the slack.
+ * Every NMI runs untraced, so that neither its handlers (perf's PMI
+ * handler among them, and any registered later) nor a drain fill the
+ * slack of the sub-buffer, and no handler's branches reach a stream.  The
+ * hardware restarts exactly as it was: an NMI never changes the mode.  The
+ * mix of consumers is not re-evaluated, nor is a hardware ring left, since
+ * code the NMI interrupted may be in the middle of its own
+ * read-modify-write of DEBUGCTL or of the DS area, which must find them as
+ * it read them.
+ *
+ * Context: default_do_nmi(), before the handlers; only while ds_active.
  */
-static int ds_nmi_first(unsigned int cmd, struct pt_regs *regs)
+void __ds_nmi_enter(void)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	/* Paused: whoever paused drains and restarts. */
+	if (!dc->armed || dc->pause)
+		return;
+	dc->nmi_bits = ds_hold(dc);
+	dc->nmi_paused = true;
+}
+
+/**
+ * __ds_nmi_exit() - restart tracing after an NMI
+ *
+ * Context: default_do_nmi(), after the handlers; only while ds_active.
+ */
+void __ds_nmi_exit(void)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	if (!dc->armed)
+		return;
+	/* The LVT entry masks itself on delivery (SDM Vol. 3B 18.4.9.3). */
+	apic_write(APIC_LVTPC, APIC_DM_NMI);
+	if (dc->nmi_paused) {
+		dc->nmi_paused = false;
+		ds_unhold(dc, dc->nmi_bits);
+	}
+}
+
+/*
+ * The threshold PMI: drain the full sub-buffer, unless the layer had the
+ * hardware paused, when the pauser drains.
+ */
+static int ds_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	struct ds_bts_area *hw;
 	bool full;
 
-	/* Paused: whoever paused drains and restarts. */
-	if (!dc->armed || dc->pause)
+	if (!dc->armed)
 		return NMI_DONE;
-	dc->nmi_bits = ds_hold(dc);
-	dc->nmi_paused = true;
 	hw = (struct ds_bts_area *)dc->ds;
 	/* A sub-buffer, then: a ring never reaches its threshold. */
 	full = READ_ONCE(hw->index) >= READ_ONCE(hw->threshold);
@@ -590,27 +621,9 @@ static int ds_nmi_first(unsigned int cmd, struct pt_regs *regs)
 	 * before __ds_switch_to() the records are the previous task's, which
 	 * __ds_switch_to() drains.
 	 */
-	if (full && dc->owner == current)
+	if (full && dc->nmi_paused && dc->owner == current)
 		ds_drain(dc, current);
 	return NMI_HANDLED;
-}
-
-/* Unmask the PMI and restart the hardware, or claim a PMI for a pauser. */
-static int ds_nmi_last(unsigned int cmd, struct pt_regs *regs)
-{
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
-
-	if (!dc->armed)
-		return NMI_DONE;
-	/* The LVT entry masks itself on delivery (SDM Vol. 3B 18.4.9.3). */
-	apic_write(APIC_LVTPC, APIC_DM_NMI);
-	if (dc->nmi_paused) {
-		dc->nmi_paused = false;
-		ds_unhold(dc, dc->nmi_bits);
-		return NMI_DONE;
-	}
-	/* ds_nmi_first() left it to whoever paused, who drains. */
-	return ds_pmi_claim(dc) ? NMI_HANDLED : NMI_DONE;
 }
 
 /**
@@ -1689,21 +1702,13 @@ static int __init ds_init(void)
 		ds_hw.pebs ? "yes" : "no", ds_hw.pebs_format);
 	if (!ds_hw.bts)
 		return 0;
-	/* Around every other local NMI handler, perf's included. */
-	ret = register_nmi_handler(NMI_LOCAL, ds_nmi_first, NMI_FLAG_FIRST,
-				   "ds_first");
+	ret = register_nmi_handler(NMI_LOCAL, ds_nmi, 0, "ds");
 	if (ret)
 		return ret;
-	ret = register_nmi_handler(NMI_LOCAL, ds_nmi_last, 0, "ds_last");
-	if (ret) {
-		unregister_nmi_handler(NMI_LOCAL, "ds_first");
-		return ret;
-	}
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
 				ds_hp_online, ds_hp_offline);
 	if (ret < 0) {
-		unregister_nmi_handler(NMI_LOCAL, "ds_last");
-		unregister_nmi_handler(NMI_LOCAL, "ds_first");
+		unregister_nmi_handler(NMI_LOCAL, "ds");
 		ds_hw.bts = false;
 		return ret;
 	}

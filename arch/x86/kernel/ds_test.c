@@ -8,15 +8,14 @@
  * driver), and checks the state they leave.
  */
 #include <kunit/test.h>
+#include <asm/apic.h>
 
 /* What a case's steps found on the CPU. */
 struct ds_test_nmi {
 	struct ds_consumer	*ring;		/* the per-CPU ring consumer */
 	struct ds_consumer	*other;		/* keeps the CPU off ring mode */
-	int			paused_first;	/* a PMI while paused */
-	int			paused_last;
-	int			foreign_first;	/* then another driver's NMI */
-	int			foreign_last;
+	int			paused;		/* a PMI while paused */
+	int			foreign;	/* then another driver's NMI */
 	struct ds_consumer	*ring_before;
 	struct ds_consumer	*ring_after;
 };
@@ -33,11 +32,15 @@ static void ds_test_fill_to_threshold(struct ds_cpu *dc)
 	WRITE_ONCE(hw->index, (u64)r);
 }
 
-/* Both NMI handlers, as nmi_handle() calls them for one NMI. */
-static void ds_test_nmi_handlers(int *first, int *last)
+/* The layer's part of one NMI, as default_do_nmi() runs it. */
+static int ds_test_nmi_handlers(void)
 {
-	*first = ds_nmi_first(NMI_LOCAL, NULL);
-	*last = ds_nmi_last(NMI_LOCAL, NULL);
+	int ret;
+
+	__ds_nmi_enter();
+	ret = ds_nmi(NMI_LOCAL, NULL);
+	__ds_nmi_exit();
+	return ret;
 }
 
 /*
@@ -53,14 +56,14 @@ static void ds_test_pmi_then_ring(void *p)
 
 	ds_pause(dc);
 	ds_test_fill_to_threshold(dc);
-	ds_test_nmi_handlers(&t->paused_first, &t->paused_last);
+	t->paused = ds_test_nmi_handlers();
 	ds_drain(dc, current);
 	/* As a release would, without leaving this CPU. */
 	WRITE_ONCE(t->other->suspended, true);
 	ds_unpause(dc);
 
 	t->ring_before = dc->ring;
-	ds_test_nmi_handlers(&t->foreign_first, &t->foreign_last);
+	t->foreign = ds_test_nmi_handlers();
 	t->ring_after = dc->ring;
 }
 
@@ -104,23 +107,19 @@ static void ds_test_nmi_after_claimed_pmi(struct kunit *test)
 	ds_release_bts(t.other);
 	ds_release_bts(t.ring);
 
-	KUNIT_EXPECT_EQ_MSG(test, t.paused_first, NMI_DONE,
-			    "the first handler leaves a paused CPU's PMI");
-	KUNIT_EXPECT_EQ_MSG(test, t.paused_last, NMI_HANDLED,
-			    "the last handler claims it for the pauser");
+	KUNIT_EXPECT_EQ_MSG(test, t.paused, NMI_HANDLED,
+			    "a paused CPU's PMI is claimed for the pauser");
 	KUNIT_EXPECT_PTR_EQ_MSG(test, t.ring_before, t.ring,
 				"the lone ring consumer has the hardware ring");
 	KUNIT_EXPECT_PTR_EQ_MSG(test, t.ring_after, t.ring,
 				"an NMI left the hardware ring");
-	KUNIT_EXPECT_EQ_MSG(test, t.foreign_first + t.foreign_last,
-			    2 * NMI_DONE,
+	KUNIT_EXPECT_EQ_MSG(test, t.foreign, NMI_DONE,
 			    "another driver's NMI was claimed");
 }
 
-/* What ds_test_owed_pmi() found. */
+/* What ds_test_owed_pmi() found: the layer's verdict on two NMIs. */
 struct ds_test_owed {
-	int	first[2];
-	int	last[2];
+	int	nmi[2];
 };
 
 /*
@@ -136,8 +135,8 @@ static void ds_test_owed_pmi_steps(void *p)
 	ds_test_fill_to_threshold(dc);
 	ds_drain(dc, current);
 	ds_unpause(dc);
-	ds_test_nmi_handlers(&t->first[0], &t->last[0]);
-	ds_test_nmi_handlers(&t->first[1], &t->last[1]);
+	t->nmi[0] = ds_test_nmi_handlers();
+	t->nmi[1] = ds_test_nmi_handlers();
 }
 
 static void ds_test_owed_pmi(struct kunit *test)
@@ -152,15 +151,79 @@ static void ds_test_owed_pmi(struct kunit *test)
 	smp_call_function_single(cpu, ds_test_owed_pmi_steps, &t, 1);
 	ds_release_bts(c);
 
-	KUNIT_EXPECT_EQ_MSG(test, t.first[0], NMI_HANDLED,
+	KUNIT_EXPECT_EQ_MSG(test, t.nmi[0], NMI_HANDLED,
 			    "the late PMI of a drained sub-buffer is ours");
-	KUNIT_EXPECT_EQ_MSG(test, t.first[1] + t.last[1], 2 * NMI_DONE,
+	KUNIT_EXPECT_EQ_MSG(test, t.nmi[1], NMI_DONE,
 			    "a second NMI was claimed for the same PMI");
+}
+
+/* What ds_test_late_handler() saw in the handler and after the NMI. */
+static struct {
+	bool	armed;
+	bool	ran;
+	u64	in_nmi;
+} ds_test_late;
+
+/* An NMI handler registered long after the layer's. */
+static int ds_test_late_nmi(unsigned int cmd, struct pt_regs *regs)
+{
+	if (!READ_ONCE(ds_test_late.armed))
+		return NMI_DONE;
+	ds_test_late.in_nmi = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	WRITE_ONCE(ds_test_late.armed, false);
+	WRITE_ONCE(ds_test_late.ran, true);
+	return NMI_HANDLED;
+}
+
+/*
+ * A handler registered after the layer's runs untraced too, and the
+ * hardware traces again after the NMI.
+ */
+static void ds_test_late_handler(struct kunit *test)
+{
+	int allowed = ds_kernel_recording, cpu, i;
+	struct ds_consumer *c;
+	u64 before, after;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	KUNIT_ASSERT_EQ(test, register_nmi_handler(NMI_LOCAL, ds_test_late_nmi,
+						   0, "ds_test_late"), 0);
+	migrate_disable();
+	cpu = smp_processor_id();
+	/* Kernel-mode records, so that this kernel thread is traced. */
+	WRITE_ONCE(ds_kernel_recording, 1);
+	c = ds_test_request(test, cpu, DS_PRIV_ALL, DS_MODE_CONTINUOUS);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+
+	preempt_disable();
+	before = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	WRITE_ONCE(ds_test_late.ran, false);
+	WRITE_ONCE(ds_test_late.armed, true);
+	apic->send_IPI_self(NMI_VECTOR);
+	for (i = 0; i < 1000000 && !READ_ONCE(ds_test_late.ran); i++)
+		cpu_relax();
+	after = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	preempt_enable();
+
+	WRITE_ONCE(ds_test_late.armed, false);
+	ds_release_bts(c);
+	migrate_enable();
+	unregister_nmi_handler(NMI_LOCAL, "ds_test_late");
+
+	KUNIT_EXPECT_NE_MSG(test, before, 0, "a kernel consumer's CPU traces");
+	KUNIT_ASSERT_TRUE_MSG(test, ds_test_late.ran, "the self-NMI came");
+	KUNIT_EXPECT_EQ_MSG(test, ds_test_late.in_nmi, 0,
+			    "a late NMI handler ran traced: DEBUGCTL %#llx",
+			    ds_test_late.in_nmi);
+	KUNIT_EXPECT_EQ_MSG(test, after, before,
+			    "the hardware traces as before after the NMI");
 }
 
 static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
 	KUNIT_CASE(ds_test_owed_pmi),
+	KUNIT_CASE(ds_test_late_handler),
 	{}
 };
 

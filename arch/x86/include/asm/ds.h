@@ -160,6 +160,8 @@ void ds_cpu_shutdown(void);
 /* Hooks of the x86 core, not for consumers. */
 DECLARE_STATIC_KEY_FALSE(ds_active);
 void __ds_switch_to(struct task_struct *prev, struct task_struct *next);
+void __ds_nmi_enter(void);
+void __ds_nmi_exit(void);
 void ds_exit_thread(struct task_struct *tsk);
 void ds_fork_thread(struct task_struct *child);
 
@@ -169,6 +171,19 @@ static __always_inline void ds_switch_to(struct task_struct *prev,
 {
 	if (static_branch_unlikely(&ds_active))
 		__ds_switch_to(prev, next);
+}
+
+/* Around the handlers of every NMI: nothing is traced in between. */
+static __always_inline void ds_nmi_enter(void)
+{
+	if (static_branch_unlikely(&ds_active))
+		__ds_nmi_enter();
+}
+
+static __always_inline void ds_nmi_exit(void)
+{
+	if (static_branch_unlikely(&ds_active))
+		__ds_nmi_exit();
 }
 
 #else /* !CONFIG_X86_DS */
@@ -186,6 +201,8 @@ static inline int ds_claim_bts_hw(void) { return 0; }
 static inline void ds_unclaim_bts_hw(void) { }
 static inline void ds_switch_to(struct task_struct *prev,
 				struct task_struct *next) { }
+static inline void ds_nmi_enter(void) { }
+static inline void ds_nmi_exit(void) { }
 static inline void ds_exit_thread(struct task_struct *tsk) { }
 static inline void ds_fork_thread(struct task_struct *child) { }
 
