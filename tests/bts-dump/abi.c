@@ -668,6 +668,89 @@ static void user_limit(void)
 	munmap(r, sizeof(*r));
 }
 
+#define GONE_CHILDREN	400
+
+/* Objects in use of the slab cache @name, from /proc/slabinfo. */
+static long slab_active(const char *name)
+{
+	char line[512], cache[64];
+	long active = -1, v;
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %ld", cache, &v) == 2 &&
+		    !strcmp(cache, name))
+			active = v;
+	fclose(f);
+	return active;
+}
+
+/* GONE_CHILDREN processes that exit at once; 0 once all are reaped. */
+static int short_children(void)
+{
+	int i;
+
+	for (i = 0; i < GONE_CHILDREN; i++)
+		if (!fork())
+			_exit(0);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
+
+/*
+ * Threads that exited and were read to the end no longer hold their task:
+ * the task_structs of a traced process's many short children are freed
+ * before the file is closed.  Context: root (/proc/slabinfo).
+ */
+static void gone_threads(void)
+{
+	struct bts_attach a = { .size = sizeof(a), .flags = BTS_ATTACH_INHERIT,
+				.nr_records = 256 };
+	struct bts_status st = { .size = sizeof(st) };
+	static struct bts_record r[4096];
+	long before, after = -1;
+	int fd = dev(), go, i;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t got;
+	pid_t pid;
+
+	pid = waiter_fn(&go, short_children);
+	a.pid = pid;
+	if (ioctl_err(fd, BTS_IOC_ATTACH, &a)) {
+		tap(0, "attach for the exited threads");
+		return;
+	}
+	before = slab_active("task_struct");
+	if (write(go, "x", 1) != 1)
+		exit(1);
+	close(go);
+	waitpid(pid, NULL, 0);
+	/* Everything, to the end of the file. */
+	while (poll(&p, 1, 10000) == 1) {
+		got = read(fd, r, sizeof(r));
+		if (got <= 0 && !(got < 0 && errno == EAGAIN))
+			break;
+	}
+	/* Freed at the last reference, or a grace period after it. */
+	for (i = 0; i < 100; i++) {
+		after = slab_active("task_struct");
+		if (after - before < GONE_CHILDREN / 4)
+			break;
+		usleep(50000);
+	}
+	ioctl(fd, BTS_IOC_STATUS, &st);
+	tap(st.threads == GONE_CHILDREN + 1 && st.live == 0,
+	    "status counts the threads that are gone (%u threads, %u live)",
+	    st.threads, st.live);
+	tap(before > 0 && after - before < GONE_CHILDREN / 4,
+	    "exited threads read to the end let go of their tasks before the close (task_struct in use: %ld, then %ld after %d exits)",
+	    before, after, GONE_CHILDREN + 1);
+	close(fd);
+}
+
 /* Some thousands of branches, the same every time. */
 static int branchy(void)
 {
@@ -755,8 +838,10 @@ int main(int argc, char **argv)
 	fault_reads();
 	failed_clone();
 	ring();
-	if (!getuid())
+	if (!getuid()) {
 		user_limit();
+		gone_threads();
+	}
 	if (argc > 2)
 		setuid_exec(argv[2]);
 	printf("1..%d\n", nr);

@@ -159,7 +159,8 @@ struct bts_thread {
  * @lock: serializes attach, detach, status, read() and the release of
  *	consumers
  * @threads_lock: guards @threads and the threads' state the callbacks set
- * @threads: struct bts_thread, in the order they were traced
+ * @threads: struct bts_thread, in the order they were traced, until they
+ *	are gone (bts_thread_gone())
  * @wait: readers and pollers; woken by the callbacks
  * @ns: the opener's PID namespace, for thread and process ids
  * @attach: what BTS_IOC_ATTACH asked for
@@ -171,6 +172,8 @@ struct bts_thread {
  * @untraced: threads created by traced ones that could not be traced
  * @user: the opener's account of trace buffers
  * @unlimited: the opener had CAP_PERFMON: @user's limit does not apply
+ * @threads_gone: threads that exited and were read to the end, no longer
+ *	in @threads
  */
 struct bts_file {
 	struct mutex		lock;		/* see the comment at the top */
@@ -187,6 +190,7 @@ struct bts_file {
 	u32			untraced;
 	struct bts_user		*user;
 	bool			unlimited;
+	u32			threads_gone;
 };
 
 static const struct ds_bts_ops bts_dev_ops;
@@ -620,14 +624,32 @@ static int bts_read_thread(struct bts_file *f, struct bts_reader *r,
 }
 
 /*
+ * An exited thread read to the end leaves the file: a trace of a build
+ * sees thousands come and go, and each would keep its task_struct.  A
+ * thread detached from stays, counted live.  Return: whether @t left
+ * @f's list; the caller frees it.  Context: the file's lock and its
+ * threads_lock.
+ */
+static bool bts_thread_gone(struct bts_file *f, struct bts_thread *t)
+{
+	if (!t->done || !t->exited)
+		return false;
+	list_del(&t->node);
+	f->threads_gone++;
+	if (f->reading == t)
+		f->reading = NULL;
+	return true;
+}
+
+/*
  * Fill the reader's buffer from every thread in turn, starting after the
  * thread the last read ended with, so that no busy thread starves the
  * others.  Context: the file's lock.
  */
 static int bts_read_threads(struct bts_file *f, struct bts_reader *r)
 {
-	struct bts_thread *t, *start = NULL;
-	bool wrapped = false;
+	struct bts_thread *t, *next, *start = NULL;
+	bool wrapped = false, gone;
 	int ret;
 
 	spin_lock(&f->threads_lock);
@@ -644,17 +666,26 @@ static int bts_read_threads(struct bts_file *f, struct bts_reader *r)
 			if (ret)
 				return ret;
 		}
-		/* Threads are only added, at the tail, while the file lives. */
+		/*
+		 * Threads are added at the tail, and removed only here, under
+		 * the file's lock.
+		 */
 		spin_lock(&f->threads_lock);
 		if (list_is_last(&t->node, &f->threads)) {
-			t = wrapped || !start ? NULL :
-			    list_first_entry(&f->threads, struct bts_thread,
-					     node);
+			next = wrapped || !start ? NULL :
+			       list_first_entry(&f->threads, struct bts_thread,
+						node);
 			wrapped = true;
 		} else {
-			t = list_next_entry(t, node);
+			next = list_next_entry(t, node);
 		}
+		gone = bts_thread_gone(f, t);
+		if (gone && start == t)
+			start = next;
 		spin_unlock(&f->threads_lock);
+		if (gone)
+			bts_thread_free(t);
+		t = next;
 		if (wrapped && t == start)
 			break;
 	}
@@ -973,6 +1004,7 @@ static long bts_ioctl_status(struct bts_file *f,
 	st.lost = f->released.lost;
 	st.throttled = f->released.throttled;
 	spin_lock(&f->threads_lock);
+	st.threads = f->threads_gone;
 	list_for_each_entry(t, &f->threads, node) {
 		st.threads++;
 		if (!t->exited)
