@@ -58,6 +58,7 @@ bench: kernel qemu
 	@bench/qemu-bts.sh
 	@bench/bts-dump.sh
 	@bench/attach-cost.sh
+	@bench/exit-cost.sh
 
 patches: deps
 	@workbench/patches.sh . $(BUILD)

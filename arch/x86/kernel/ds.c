@@ -1544,11 +1544,17 @@ void ds_exit_thread(struct task_struct *tsk)
 	mutex_unlock(&ds_mutex);
 	if (!set)
 		return;
-	/* Stop tracing the rest of the exit. */
+	/*
+	 * Stop tracing the rest of the exit.  No grace period is needed
+	 * before the streams are ended and @set is freed: the producers of
+	 * a task's streams run where it is current, in NMIs, interrupts and
+	 * IPIs that end before it runs on, or at its switch away from a CPU,
+	 * which ends before it runs anywhere else.  Since the unpublication,
+	 * all of them find no set.
+	 */
 	local_irq_disable();
 	ds_sync_local(NULL);
 	local_irq_enable();
-	synchronize_rcu();
 
 	for (i = 0; i < set->nr; i++) {
 		struct ds_consumer *c = set->c[i];
