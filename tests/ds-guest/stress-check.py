@@ -125,6 +125,11 @@ class StressChecks:
             elif resync and r[:2] in lp.cycle:
                 phase = (lp.cycle.index(r[:2]) + 1) % period
                 matched, last, resync = matched + 1, i, False
+            elif r[:2] in lp.cycle:
+                self.diag(f"ll #{i}: {r[0]:#x} {r[1]:#x}, expected "
+                          f"{lp.cycle[phase][0]:#x} {lp.cycle[phase][1]:#x}"
+                          " (a record of the loop missing, no overrun)")
+                return False
             else:
                 # The loop is over: its last record was step()'s return.
                 break
