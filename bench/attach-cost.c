@@ -106,28 +106,28 @@ static double cycle_us(pid_t pid, int cycles, int rounds)
 	return median;
 }
 
+/* One case: its line of figures, "NAME US CAL TLB". */
+static void report(const char *name, pid_t pid, int cycles, int rounds)
+{
+	long cal = interrupts("CAL"), tlb = interrupts("TLB");
+	long n = (long)cycles * rounds;
+	double us = cycle_us(pid, cycles, rounds);
+
+	printf("%s %.1f %.2f %.2f\n", name, us,
+	       (double)(interrupts("CAL") - cal) / n,
+	       (double)(interrupts("TLB") - tlb) / n);
+}
+
 int main(int argc, char **argv)
 {
 	int cycles = argc > 1 ? atoi(argv[1]) : 100;
 	int rounds = argc > 2 ? atoi(argv[2]) : 5;
 	pid_t pid = sleeper(), other = sleeper();
-	long cal, tlb, n = (long)cycles * rounds;
-	double us;
 	int keep;
 
-	cal = interrupts("CAL");
-	tlb = interrupts("TLB");
-	us = cycle_us(pid, cycles, rounds);
-	printf("alone %.1f %.2f %.2f\n", us,
-	       (double)(interrupts("CAL") - cal) / n,
-	       (double)(interrupts("TLB") - tlb) / n);
+	report("alone", pid, cycles, rounds);
 	keep = attach(other);
-	cal = interrupts("CAL");
-	tlb = interrupts("TLB");
-	us = cycle_us(pid, cycles, rounds);
-	printf("beside %.1f %.2f %.2f\n", us,
-	       (double)(interrupts("CAL") - cal) / n,
-	       (double)(interrupts("TLB") - tlb) / n);
+	report("beside", pid, cycles, rounds);
 	close(keep);
 	kill(pid, SIGKILL);
 	kill(other, SIGKILL);
