@@ -28,6 +28,9 @@
 #                   CPU: calls and signals traced as nobody (PROG.jsonl),
 #                   and IA32_DEBUGCTL of the CPU a traced spin runs on
 #                   with the knob at 0 (debugctl.off) and 1 (debugctl.on)
+#   audit           records with a kernel address outside the entry code
+#                   that reached the staging buffers during all of the
+#                   above (ds.c's debugfs x86/ds_kernel_records)
 #
 # Each step leaves STEP.rc (exit status), STEP.out and STEP.err (the
 # traced program's and the tool's output) and STEP.secs (wall time).
@@ -74,6 +77,10 @@ dir()
 cd /tmp || exit 125
 ulimit -c 0
 uname -v >"$res/uname"
+# Count the staged records with a kernel address outside the entry code
+# from here on (ds.c's test hook): /dev/bts alone must cause none.
+audit=/sys/kernel/debug/x86/ds_kernel_records
+echo 1 >"$audit" || exit 125
 for p in "$@"; do
 	dir "$p" || exit 125
 done
@@ -175,7 +182,8 @@ done
 
 # Kernel-mode recording refused: the CPU model is one Meltdown affects
 # (PTI is on), and the VM boots with kernel.bts_kernel_recording=1; at 0,
-# /dev/bts must trace with the hardware filter alone.
+# /dev/bts must trace as it does at 1: it never has the hardware record
+# the kernel.
 dir filtered || exit 125
 cat /sys/devices/system/cpu/vulnerabilities/meltdown >"$res/filtered/meltdown"
 knob=/proc/sys/kernel/bts_kernel_recording
@@ -209,4 +217,5 @@ echo 1 >"$knob" || exit 125
 debugctl debugctl.on
 
 wait "$oracles"
+cat "$audit" >"$res/audit"
 exit 0

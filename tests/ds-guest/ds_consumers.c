@@ -21,8 +21,6 @@
  *		period=MS milliseconds in a self-rearming work item; or only
  *		when read.  wcpu=N runs the work items on CPU N, so that their
  *		copying is not in CPU 0's or the traced task's trace.
- *		crossings=1 (DS_BTS_CROSSINGS): both ends of each stretch on
- *		the other side, with the hardware recording both sides.
  *		exit_sleep=MS makes the task_exit callback sleep that long
  *		(it may), after counting the call in NAME/status.
  *		inherit=1 (task only): the task's threads and children are
@@ -613,9 +611,6 @@ static struct dsc *dsc_parse(char *args)
 		} else if (!strcmp(tok, "inherit")) {
 			if (v)
 				d->cfg.flags |= DS_BTS_INHERIT;
-		} else if (!strcmp(tok, "crossings")) {
-			if (v)
-				d->cfg.flags |= DS_BTS_CROSSINGS;
 		} else if (!strcmp(tok, "cap")) {
 			if (!v || v > DSC_MAX_CAP)
 				goto fail;

@@ -12,7 +12,8 @@
 #   oracle   the ptrace oracle's traces of progs/work and progs/sleepy
 #   main     every consumer kind at once on progs/work, pinned to CPU 0:
 #            per-task and per-CPU, all/user/kernel, continuous and ring,
-#            a tiny lossy stream and a slow lossless one
+#            a tiny lossy stream and a slow lossless one; and what ds.c's
+#            debugfs x86/ds_kernel_records counted meanwhile
 #   sleepy   a slow lossless consumer on a task that sleeps between bursts
 #   feedback two kernel-only consumers of one task, consuming in their
 #            overflow callbacks
@@ -128,8 +129,13 @@ attach t_kernel_ring task=@PID@ priv=kernel mode=ring size=3000
 attach t_tiny task=@PID@ priv=all mode=cont size=16 cap=1000000 drain=work wcpu=1
 attach t_lossless task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=256 period=10 wcpu=1 cap=1000000
 EOF
+# ds.c's count of staged records with a kernel address outside the entry
+# code: the kernel consumers' records must show in it.
+audit=/sys/kernel/debug/x86/ds_kernel_records
+echo 1 >"$audit"
 step main/work "${run_env[@]}" taskset -c 1 "$build/dsrun" -c 0 \
 	-a "$m/spec" -s "$m/start" -- "$prog/work"
+cat "$audit" >"$m/audit"
 # A fence in the per-CPU streams, right before the rings stop and then the
 # continuous streams: check.py aligns them at this marker.
 step main/fence taskset -c 0 "$prog/fence"
@@ -142,7 +148,7 @@ ctl "$m" release "release"
 s=$res/sleepy
 mkdir -p "$s"
 cat >"$s/spec" <<'EOF'
-attach s_ll task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=64 period=20 wcpu=1 cap=1000000 crossings=1
+attach s_ll task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=64 period=20 wcpu=1 cap=1000000
 EOF
 step sleepy/sleepy "${run_env[@]}" taskset -c 1 "$build/dsrun" -c 0 \
 	-a "$s/spec" -s "$s/start" -- "$prog/sleepy"

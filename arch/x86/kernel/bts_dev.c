@@ -884,16 +884,6 @@ static int bts_attach_task(struct bts_file *f, struct task_struct *task)
 	struct bts_thread *t;
 	int ret;
 
-	/*
-	 * Where user mode resumed after each stretch in the kernel (a signal
-	 * handler, a restarted instruction) is worth the kernel's records the
-	 * software filter then drops, but only where they are not readable
-	 * from user mode: without them the hardware filter keeps the kernel
-	 * out of the staging buffers, and the KERNEL records say "not seen"
-	 * for the end of the crossing the hardware did not record.
-	 */
-	if (ds_kernel_recording_allowed())
-		cfg.flags |= DS_BTS_CROSSINGS;
 	if (f->attach.flags & BTS_ATTACH_INHERIT)
 		cfg.flags |= DS_BTS_INHERIT;
 	if (f->attach.flags & BTS_ATTACH_LOSSLESS)

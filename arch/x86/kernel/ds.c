@@ -24,6 +24,7 @@
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
 #include <linux/irq_work.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -33,6 +34,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/sysctl.h>
 #include <linux/task_work.h>
 #include <linux/vmalloc.h>
@@ -43,11 +45,15 @@
 #include <asm/debugreg.h>
 #include <asm/desc.h>
 #include <asm/ds.h>
+#include <asm/hw_irq.h>
+#include <asm/idtentry.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
 #include <asm/perf_event.h>
 #include <asm/proto.h>
+#include <asm/sections.h>
 #include <asm/tlbflush.h>
+#include <asm/trapnr.h>
 
 #include "ds_core.h"
 
@@ -256,9 +262,50 @@ void ds_cpu_shutdown(void)
 	wrmsrl(MSR_IA32_DS_AREA, 0);
 }
 
-/* Kernel addresses of the entry points; see ds_classify_entry(). */
-static u32 ds_classify_vector(u64 kernel_to)
+/*
+ * How user mode entered the kernel, from the entry code that called into
+ * C: its entry_SYSCALL_64 or IDT stub pushed the return address of that
+ * call right below pt_regs (entry_64.S, idtentry_body; the same for the
+ * compat entries).  The table maps each stub's start, sorted, to the
+ * BTS_PSEUDO_KERNEL argument it stands for, and to how far before the
+ * saved user IP the instruction that entered lies: a system call
+ * instruction (2 bytes; the compat fast path's regs->ip is the vDSO's
+ * landing pad, after `sysenter` or `syscall` and `int $0x80`), int3 (1).
+ * External interrupts share one stub; their vector comes from
+ * ds_irq_from_user_mode().  Built once at boot from the IDT.
+ */
+struct ds_entry_point {
+	unsigned long	addr;
+	u32		kind;
+	u32		back;
+};
+
+static struct ds_entry_point ds_entry_points[IDT_ENTRIES + 5] __ro_after_init;
+static unsigned int ds_nr_entry_points __ro_after_init;
+
+static void __init ds_entry_point_add(unsigned long addr, u32 kind, u32 back)
 {
+	unsigned int i;
+
+	for (i = 0; i < ds_nr_entry_points; i++)
+		if (ds_entry_points[i].addr == addr)
+			return;
+	if (!WARN_ON_ONCE(i == ARRAY_SIZE(ds_entry_points)))
+		ds_entry_points[ds_nr_entry_points++] =
+			(struct ds_entry_point){ addr, kind, back };
+}
+
+static int __init ds_entry_point_cmp(const void *a, const void *b)
+{
+	const struct ds_entry_point *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void __init ds_entry_points_init(void)
+{
+	unsigned long irqs = (unsigned long)irq_entries_start;
+	unsigned long irqs_end = irqs + NR_EXTERNAL_VECTORS * IDT_ALIGN;
 	struct desc_ptr idt;
 	const gate_desc *gate;
 	unsigned int v;
@@ -266,30 +313,85 @@ static u32 ds_classify_vector(u64 kernel_to)
 	store_idt(&idt);
 	gate = (const gate_desc *)idt.address;
 	for (v = 0; v < (idt.size + 1) / sizeof(*gate); v++) {
-		if (gate_offset(&gate[v]) != kernel_to)
+		unsigned long addr = gate_offset(&gate[v]);
+
+		/* Per-vector stubs that jump to a shared one, added below. */
+		if (!addr || (addr >= irqs && addr < irqs_end))
 			continue;
+#ifdef CONFIG_X86_LOCAL_APIC
+		if (addr >= (unsigned long)spurious_entries_start &&
+		    addr < (unsigned long)spurious_entries_start +
+			   NR_SYSTEM_VECTORS * IDT_ALIGN)
+			continue;
+#endif
 		if (v == IA32_SYSCALL_VECTOR)
-			return BTS_ENTRY_SYSCALL;
-		if (v < FIRST_EXTERNAL_VECTOR && v != NMI_VECTOR)
-			return BTS_ENTRY_EXCEPTION | v << 8;
-		return BTS_ENTRY_INTERRUPT | v << 8;
+			ds_entry_point_add(addr, BTS_ENTRY_SYSCALL, 2);
+		else if (v < FIRST_EXTERNAL_VECTOR)
+			ds_entry_point_add(addr, BTS_ENTRY_EXCEPTION | v << 8,
+					   v == X86_TRAP_BP);
+		else
+			ds_entry_point_add(addr, BTS_ENTRY_INTERRUPT | v << 8,
+					   0);
 	}
-	return BTS_ENTRY_UNKNOWN;
+	ds_entry_point_add((unsigned long)asm_common_interrupt,
+			   BTS_ENTRY_INTERRUPT, 0);
+#ifdef CONFIG_X86_LOCAL_APIC
+	ds_entry_point_add((unsigned long)asm_spurious_interrupt,
+			   BTS_ENTRY_INTERRUPT, 0);
+#endif
+	ds_entry_point_add((unsigned long)entry_SYSCALL_64, BTS_ENTRY_SYSCALL,
+			   2);
+#ifdef CONFIG_IA32_EMULATION
+	ds_entry_point_add((unsigned long)entry_SYSCALL_compat,
+			   BTS_ENTRY_SYSCALL, 4);
+	ds_entry_point_add((unsigned long)entry_SYSENTER_compat,
+			   BTS_ENTRY_SYSCALL, 4);
+#endif
+	sort(ds_entry_points, ds_nr_entry_points, sizeof(ds_entry_points[0]),
+	     ds_entry_point_cmp, NULL);
 }
 
-/*
- * How user mode entered the kernel, from where it landed: a system call
- * instruction's entry point, or an IDT gate.  NMI-safe: it only reads.
- */
-static u32 ds_classify_entry(u64 kernel_to)
+/* The entry point whose code @ret lies in, or NULL. */
+static __always_inline const struct ds_entry_point *
+ds_entry_point_of(unsigned long ret)
 {
-	if (kernel_to == (unsigned long)entry_SYSCALL_64)
-		return BTS_ENTRY_SYSCALL;
-	if (IS_ENABLED(CONFIG_IA32_EMULATION) &&
-	    (kernel_to == (unsigned long)entry_SYSCALL_compat ||
-	     kernel_to == (unsigned long)entry_SYSENTER_compat))
-		return BTS_ENTRY_SYSCALL;
-	return ds_classify_vector(kernel_to);
+	unsigned int lo = 0, hi = ds_nr_entry_points;
+
+	if (ret < (unsigned long)__entry_text_start ||
+	    ret >= (unsigned long)__entry_text_end)
+		return NULL;
+	/* The last entry point that starts at or before @ret. */
+	while (hi - lo > 1) {
+		unsigned int mid = (lo + hi) / 2;
+
+		if (ds_entry_points[mid].addr <= ret)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!hi || ds_entry_points[lo].addr > ret)
+		return NULL;
+	return &ds_entry_points[lo];
+}
+
+/**
+ * __ds_enter_from_user_mode() - note how and where user mode entered
+ * @regs: the user registers
+ *
+ * For the BTS_PSEUDO_KERNEL record __ds_exit_to_user_mode() stages.  Under
+ * FRED no stub calls into C, and the kind is left unknown.
+ *
+ * Context: arch_enter_from_user_mode(), for current with TIF_BTS_USER.
+ */
+noinstr void __ds_enter_from_user_mode(struct pt_regs *regs)
+{
+	struct thread_struct *t = &current->thread;
+	const struct ds_entry_point *ep = NULL;
+
+	if (!cpu_feature_enabled(X86_FEATURE_FRED))
+		ep = ds_entry_point_of(((unsigned long *)regs)[-1]);
+	t->ds_entry_kind = ep ? ep->kind : BTS_ENTRY_UNKNOWN;
+	t->ds_entry_from = regs->ip - (ep ? ep->back : 0);
 }
 
 /*
@@ -408,10 +510,63 @@ static void ds_ring_leave(struct ds_cpu *dc)
 
 	ds_staging_take_ring(&dc->staging, (struct ds_bts_area *)dc->ds,
 			     segs, nrs);
-	ds_splay(segs[0], nrs[0], &s, 1, ds_classify_entry);
-	ds_splay(segs[1], nrs[1], &s, 1, ds_classify_entry);
+	ds_splay(segs[0], nrs[0], &s, 1);
+	ds_splay(segs[1], nrs[1], &s, 1);
 	dc->ring = NULL;
 }
+
+/*
+ * A test hook: /sys/kernel/debug/x86/ds_kernel_records counts, from when
+ * a write turns it on, the staged records with a kernel address outside
+ * the entry code, which PTI maps for user mode anyway.  With only
+ * user-only consumers it must stay 0 (tests/ds-guest).
+ */
+static bool ds_audit;
+static DEFINE_PER_CPU(u64, ds_audit_kernel_records);
+
+static bool ds_kernel_text_addr(u64 addr)
+{
+	return (s64)addr < 0 &&
+	       (addr < (unsigned long)__entry_text_start ||
+		addr >= (unsigned long)__entry_text_end);
+}
+
+static void ds_audit_staged(const struct bts_record *recs, u32 nr)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < nr; i++)
+		n += !BTS_RECORD_IS_PSEUDO(recs[i].from) &&
+		     (ds_kernel_text_addr(recs[i].from) ||
+		      ds_kernel_text_addr(recs[i].to));
+	this_cpu_add(ds_audit_kernel_records, n);
+}
+
+static int ds_audit_get(void *data, u64 *val)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(ds_audit_kernel_records, cpu);
+	*val = sum;
+	return 0;
+}
+
+/* Any write starts counting afresh. */
+static int ds_audit_set(void *data, u64 val)
+{
+	int cpu;
+
+	WRITE_ONCE(ds_audit, false);
+	for_each_possible_cpu(cpu)
+		per_cpu(ds_audit_kernel_records, cpu) = 0;
+	WRITE_ONCE(ds_audit, true);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(ds_audit_fops, ds_audit_get, ds_audit_set,
+			 "%llu\n");
 
 /* Splay the staged records into @task's and the CPU's streams. */
 static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
@@ -441,17 +596,24 @@ static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
 			     &recs, &overran);
 	barrier();
 	dc->pmi_gen++;
+	if (unlikely(READ_ONCE(ds_audit)))
+		ds_audit_staged(recs, nr);
 	/* Even without records: a stream may owe a loss record. */
 	n = ds_streams(dc, task, cons);
 	for (i = 0; i < n; i++)
 		streams[i] = &cons[i]->stream;
-	ds_splay(recs, nr, streams, n, ds_classify_entry);
+	ds_splay(recs, nr, streams, n);
 	if (unlikely(overran))
 		ds_splay_overrun(streams, n);
 	ds_produced(cons, n);
 }
 
-/* The bits the CPU's and current's active consumers need. */
+/*
+ * The bits the CPU's and current's active consumers need.  A user-only
+ * one among them gets its crossings from the entry and exit code: current
+ * goes by TIF_BTS_USER from here on, until an exit to user mode finds no
+ * such consumer (ds_stage_crossing()).
+ */
 static u64 ds_wanted(struct ds_cpu *dc)
 {
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
@@ -462,9 +624,9 @@ static u64 ds_wanted(struct ds_cpu *dc)
 	n = ds_streams(dc, current, cons);
 	for (i = 0; i < n; i++) {
 		privs |= cons[i]->cfg.priv;
-		/* Both sides recorded, the software filter tells the ends. */
-		if (cons[i]->cfg.flags & DS_BTS_CROSSINGS)
-			privs |= DS_PRIV_ALL;
+		if (cons[i]->cfg.priv == DS_PRIV_USER &&
+		    !test_thread_flag(TIF_BTS_USER))
+			set_thread_flag(TIF_BTS_USER);
 	}
 	/* A ring overwrites its oldest record only with BTINT clear. */
 	if (dc->ring)
@@ -710,6 +872,102 @@ void ds_append_marker(u32 arg, u64 to, u64 flags)
 	local_irq_restore(irqf);
 }
 EXPORT_SYMBOL_GPL(ds_append_marker);
+
+/*
+ * Stage a user-only stream's record of a stretch in the kernel, where the
+ * hardware would put its next record: it reaches the streams in order with
+ * the branches around it, with no drain on the way back to user mode.
+ * The hardware is stopped meanwhile, since it may be writing (kernel
+ * branches for another consumer) and need not reread the index.
+ * Context: interrupts off, current's.
+ */
+static void ds_stage_crossing(const struct bts_record *rec)
+{
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_bts_area *hw = (struct ds_bts_area *)dc->ds;
+	unsigned int i, n;
+	u64 bits;
+
+	if (!dc->armed || dc->ring)
+		return;
+	n = ds_streams(dc, current, cons);
+	for (i = 0; i < n && cons[i]->cfg.priv != DS_PRIV_USER; i++)
+		;
+	if (i == n) {
+		/* Gone; a later one sets the flag again (ds_wanted()). */
+		clear_thread_flag(TIF_BTS_USER);
+		return;
+	}
+	bits = ds_hold(dc);
+	ds_staging_append(&dc->staging, hw, rec);
+	ds_unhold(dc, bits);
+	/*
+	 * No PMI comes for a record software wrote, and one the hardware
+	 * raised before the hold ended was claimed without a drain (the
+	 * hardware restarts before the pause ends): drain a sub-buffer at its
+	 * threshold now.  An NMI after the pause ended drained it already.
+	 */
+	if (READ_ONCE(hw->index) >= READ_ONCE(hw->threshold)) {
+		ds_pause(dc);
+		ds_unpause(dc);
+	}
+}
+
+/*
+ * The record of current's stretch in the kernel that ends at @resume_to,
+ * and the next stretch unseen until an entry says otherwise.
+ */
+static struct bts_record ds_kernel_time(u64 resume_to)
+{
+	struct thread_struct *t = &current->thread;
+	struct bts_record rec = {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_KERNEL, t->ds_entry_kind),
+		.to	= resume_to,
+		.flags	= t->ds_entry_from,
+	};
+
+	t->ds_entry_kind = BTS_ENTRY_UNKNOWN;
+	t->ds_entry_from = 0;
+	return rec;
+}
+
+/**
+ * __ds_exit_to_user_mode() - stage the record of the kernel time ending
+ * @regs: the registers user mode resumes with
+ *
+ * Context: arch_exit_to_user_mode_prepare(), interrupts off, for current
+ * with TIF_BTS_USER.
+ */
+void __ds_exit_to_user_mode(struct pt_regs *regs)
+{
+	struct bts_record rec = ds_kernel_time(regs->ip);
+
+	if (static_branch_unlikely(&ds_active))
+		ds_stage_crossing(&rec);
+	else
+		clear_thread_flag(TIF_BTS_USER);
+}
+
+/*
+ * The end of an exiting task's user-only streams: the stretch in the
+ * kernel it never came back from (exit_group(), a fatal signal), with
+ * nowhere it resumed.  Only the task's own streams get it: a CPU's sees
+ * tasks come and go.  Context: current, exiting, interrupts off, its
+ * records drained.
+ */
+static void ds_end_kernel_time(const struct ds_set *set)
+{
+	struct bts_record rec = ds_kernel_time(0);
+	unsigned int i;
+
+	for (i = 0; i < set->nr; i++) {
+		struct ds_consumer *c = set->c[i];
+
+		if (c->cfg.priv == DS_PRIV_USER && ds_consumer_on(c))
+			ds_stream_append(&c->stream, &rec);
+	}
+}
 
 /* Bring @dc's streams up to date.  Context: on @dc's CPU, irqs off. */
 static void ds_sync_local(void *unused)
@@ -1106,8 +1364,8 @@ static struct ctl_table ds_sysctls[] = {
  *
  * Return: true on CPUs that Meltdown does not affect, and on those it does
  * when sysctl kernel.bts_kernel_recording is 1.  A consumer that records
- * kernel mode (DS_PRIV_KERNEL, DS_PRIV_ALL or DS_BTS_CROSSINGS) is
- * refused with -EACCES otherwise.
+ * kernel mode (DS_PRIV_KERNEL or DS_PRIV_ALL) is refused with -EACCES
+ * otherwise.
  */
 bool ds_kernel_recording_allowed(void)
 {
@@ -1116,12 +1374,6 @@ bool ds_kernel_recording_allowed(void)
 }
 EXPORT_SYMBOL_GPL(ds_kernel_recording_allowed);
 
-/* Does @cfg make the hardware write kernel-mode records? */
-static bool ds_records_kernel(const struct ds_bts_config *cfg)
-{
-	return (cfg->priv & DS_PRIV_KERNEL) || (cfg->flags & DS_BTS_CROSSINGS);
-}
-
 static int ds_check_config(const struct ds_bts_config *cfg)
 {
 	if (cfg->priv != DS_PRIV_KERNEL && cfg->priv != DS_PRIV_USER &&
@@ -1129,8 +1381,7 @@ static int ds_check_config(const struct ds_bts_config *cfg)
 		return -EINVAL;
 	if (cfg->mode != DS_MODE_RING && cfg->mode != DS_MODE_CONTINUOUS)
 		return -EINVAL;
-	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED | DS_BTS_INHERIT |
-			   DS_BTS_CROSSINGS))
+	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED | DS_BTS_INHERIT))
 		return -EINVAL;
 	if ((cfg->flags & DS_BTS_INHERIT) &&
 	    (!cfg->task || !cfg->ops || !cfg->ops->task_fork))
@@ -1158,7 +1409,8 @@ static int ds_check_config(const struct ds_bts_config *cfg)
  * online.
  *
  * Context: process, may sleep.
- * Return: the consumer, or an ERR_PTR(): -EOPNOTSUPP without BTS, -EINVAL
+ * Return: the consumer, or an ERR_PTR(): -EOPNOTSUPP without BTS (or,
+ * for a user-only consumer, without DS-CPL), -EINVAL
  * for a bad @cfg, -EACCES for kernel-mode recording that
  * ds_kernel_recording_allowed() refuses, -EBUSY while perf's BTS users
  * hold the hardware or the CPU or task has DS_MAX_CONSUMERS consumers,
@@ -1176,10 +1428,17 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	ret = ds_check_config(cfg);
 	if (ret)
 		return ERR_PTR(ret);
-	if (ds_records_kernel(cfg) && !ds_kernel_recording_allowed()) {
+	if ((cfg->priv & DS_PRIV_KERNEL) && !ds_kernel_recording_allowed()) {
 		pr_notice_ratelimited("kernel-mode branch recording refused: the CPU is affected by Meltdown; sysctl kernel.bts_kernel_recording=1 allows it\n");
 		return ERR_PTR(-EACCES);
 	}
+	/*
+	 * Without DS-CPL the hardware cannot leave the kernel out: a
+	 * user-only trace would put kernel branches where user mode can
+	 * read them.
+	 */
+	if (cfg->priv == DS_PRIV_USER && !ds_hw.ds_cpl)
+		return ERR_PTR(-EOPNOTSUPP);
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
@@ -1531,9 +1790,15 @@ void ds_exit_thread(struct task_struct *tsk)
 	smp_mb();
 	if (!rcu_access_pointer(tsk->thread.ds_consumers))
 		return;
-	/* The task's last records, while its streams are still published. */
+	/*
+	 * The task's last records, while its streams are still published:
+	 * user-only ones end with the kernel time it exits in.
+	 */
 	local_irq_disable();
 	ds_sync_local(NULL);
+	set = rcu_dereference_sched(tsk->thread.ds_consumers);
+	if (set && test_thread_flag(TIF_BTS_USER))
+		ds_end_kernel_time(set);
 	local_irq_enable();
 	mutex_lock(&ds_mutex);
 	set = rcu_dereference_protected(tsk->thread.ds_consumers,
@@ -1591,9 +1856,16 @@ void ds_fork_thread(struct task_struct *child)
 	unsigned int i, n = 0;
 	struct ds_set *set;
 
+	if (!static_branch_unlikely(&ds_active))
+		return;
+	/*
+	 * The child starts in the kernel, its entry unseen: not the parent's
+	 * entry of clone(), which the copy of its thread_struct holds.
+	 */
+	child->thread.ds_entry_kind = BTS_ENTRY_UNKNOWN;
+	child->thread.ds_entry_from = 0;
 	/* Only current changes its set, apart from releases. */
-	if (!static_branch_unlikely(&ds_active) ||
-	    !rcu_access_pointer(current->thread.ds_consumers))
+	if (!rcu_access_pointer(current->thread.ds_consumers))
 		return;
 	mutex_lock(&ds_mutex);
 	set = rcu_dereference_protected(current->thread.ds_consumers,
@@ -1612,9 +1884,6 @@ void ds_fork_thread(struct task_struct *child)
 		struct ds_consumer *c;
 
 		cfg.task = child;
-		/* The child of a trace with crossings follows the policy now. */
-		if (!ds_kernel_recording_allowed())
-			cfg.flags &= ~DS_BTS_CROSSINGS;
 		c = ds_request_bts(&cfg);
 		if (IS_ERR(c)) {
 			cfg.ops->task_fork(cons[i], NULL, cfg.data);
@@ -1708,6 +1977,7 @@ static int __init ds_init(void)
 		ds_hw.pebs ? "yes" : "no", ds_hw.pebs_format);
 	if (!ds_hw.bts)
 		return 0;
+	ds_entry_points_init();
 	ret = register_nmi_handler(NMI_LOCAL, ds_nmi, 0, "ds");
 	if (ret)
 		return ret;
@@ -1721,6 +1991,17 @@ static int __init ds_init(void)
 	return 0;
 }
 arch_initcall(ds_init);
+
+/* After arch_kdebugfs_init(), of the same initcall level as ds_init(). */
+static int __init ds_debugfs_init(void)
+{
+	if (ds_hw.bts)
+		debugfs_create_file_unsafe("ds_kernel_records", 0600,
+					   arch_debugfs_dir, NULL,
+					   &ds_audit_fops);
+	return 0;
+}
+late_initcall(ds_debugfs_init);
 
 #ifdef CONFIG_X86_DS_KUNIT_TEST
 #include "ds_test.c"

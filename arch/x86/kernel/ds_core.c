@@ -4,14 +4,22 @@
  *
  * The hardware writes one record per taken branch, interrupt and exception,
  * of both privilege levels unless told otherwise.  Each stream gets the
- * records on its side of the privilege boundary.  A stretch of time on the
- * other side becomes one pseudo-record, built from the record that crossed
- * over (the stream goes "away") and the one that crossed back.  The hardware
- * may have dropped either crossing: with BTS_OFF_OS it does not record the
- * kernel's return to user mode (its source is at CPL 0), and with
- * BTS_OFF_USR not the entry into the kernel.  A record from the side a
- * stream thought it had left then tells that the crossing happened, and the
- * pseudo-record says "not seen" (0) for the missing address.
+ * records on its side of the privilege boundary.
+ *
+ * A user-only stream learns of each stretch in the kernel from ds.c, which
+ * writes a BTS_PSEUDO_KERNEL record into the staging buffer on the way back
+ * to user mode, built from what the entry and exit code saw.  The
+ * hardware's own crossing records are dropped: what the hardware writes of
+ * a crossing under BTS_OFF_OS depends on the CPU, and their kernel ends
+ * must not reach user space.
+ *
+ * A kernel-only stream turns each stretch in user mode into one
+ * BTS_PSEUDO_USER record, built from the record that crossed over (the
+ * stream goes "away") and the one that crossed back.  The hardware may
+ * have dropped either crossing: with BTS_OFF_USR it does not record the
+ * entries into the kernel.  A record from the side the stream thought it
+ * had left then tells that the crossing happened, and the pseudo-record
+ * says "not seen" (0) for the missing address.
  */
 #include "ds_core.h"
 
@@ -107,47 +115,32 @@ static void ds_put(struct ds_stream *s, u64 from, u64 to, u64 flags)
 	ds_write(s, from, to, flags);
 }
 
-/* A user-only stream is back in user mode: one record for the kernel time. */
-static void ds_user_back(struct ds_stream *s, u64 resume_to)
+/* A user address, or 0 in place of one of the kernel half. */
+static inline u64 ds_user_addr(u64 addr)
 {
-	ds_put(s, BTS_PSEUDO(BTS_PSEUDO_KERNEL, s->away_kind), resume_to,
-	       s->away_from);
-	s->away = false;
+	return ds_kernel_addr(addr) ? 0 : addr;
 }
 
+/*
+ * The user-to-user records, and the BTS_PSEUDO_KERNEL records ds.c staged.
+ * The ends of those came from registers user mode may have set (a
+ * sigreturn frame): a kernel-half address is no user address, and shows
+ * as "not seen".
+ */
 static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
-			  unsigned int nr, ds_classify_entry_fn classify)
+			  unsigned int nr)
 {
 	unsigned int i;
 
 	for (i = 0; i < nr; i++) {
 		const struct bts_record *r = &rec[i];
 
-		if (!ds_kernel_addr(r->from)) {
-			/* A user-mode source: the return to it went unseen. */
-			if (s->away)
-				ds_user_back(s, 0);
-			if (!ds_kernel_addr(r->to)) {
-				ds_put(s, r->from, r->to, r->flags);
-				continue;
-			}
-			/* Entering the kernel: hold it until the return. */
-			s->away = true;
-			s->away_from = r->from;
-			s->away_kind = classify(r->to);
-		} else if (!ds_kernel_addr(r->to)) {
-			/* Back to user mode, maybe without a seen entry. */
-			if (!s->away) {
-				s->away_from = 0;
-				s->away_kind = BTS_ENTRY_UNKNOWN;
-			}
-			ds_user_back(s, r->to);
-		} else if (!s->away) {
-			/* In the kernel without having seen the entry. */
-			s->away = true;
-			s->away_from = 0;
-			s->away_kind = BTS_ENTRY_UNKNOWN;
-		}
+		if (likely(!ds_kernel_addr(r->from | r->to)))
+			ds_put(s, r->from, r->to, r->flags);
+		else if (BTS_RECORD_IS_PSEUDO(r->from) &&
+			 BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_KERNEL)
+			ds_put(s, r->from, ds_user_addr(r->to),
+			       ds_user_addr(r->flags));
 	}
 }
 
@@ -166,6 +159,9 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 	for (i = 0; i < nr; i++) {
 		const struct bts_record *r = &rec[i];
 
+		/* Staged pseudo-records are for user-only streams. */
+		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from)))
+			continue;
 		if (ds_kernel_addr(r->from)) {
 			/* A kernel source: the entry into it went unseen. */
 			if (s->away)
@@ -195,8 +191,18 @@ static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 {
 	unsigned int i;
 
-	for (i = 0; i < nr; i++)
-		ds_put(s, rec[i].from, rec[i].to, rec[i].flags);
+	for (i = 0; i < nr; i++) {
+		const struct bts_record *r = &rec[i];
+
+		/*
+		 * A task's user-only streams' KERNEL records stand for
+		 * crossings this stream has as they happened.
+		 */
+		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from) &&
+			     BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_KERNEL))
+			continue;
+		ds_put(s, r->from, r->to, r->flags);
+	}
 }
 
 /* Write the loss record a continuous stream owes, if it has room now. */
@@ -214,12 +220,14 @@ static void ds_put_lost(struct ds_stream *s)
  * @nr:         number of records
  * @streams:    the streams the records belong to
  * @nr_streams: number of streams
- * @classify:   tells how user mode entered the kernel, for user-only streams
  *
  * Each stream gets the records of its privilege level, pseudo-records for
  * the time spent on the other side, and, in continuous mode, a loss record
  * for what did not fit.  A batch may end in the middle of a stretch on the
- * other side; the stream remembers it for the next batch.  A call with no
+ * other side; a kernel-only stream remembers it for the next batch.  Of
+ * the pseudo-records among @rec, BTS_PSEUDO_KERNEL goes to user-only
+ * streams only, the others (a hardware ring's SWITCH records) to streams
+ * of both sides.  A call with no
  * records just reports pending losses of streams that have room again.
  *
  * Context: the producer of every stream in @streams, so never concurrently
@@ -227,8 +235,7 @@ static void ds_put_lost(struct ds_stream *s)
  * allocated, NMI-safe.
  */
 void ds_splay(const struct bts_record *rec, unsigned int nr,
-	      struct ds_stream *const *streams, unsigned int nr_streams,
-	      ds_classify_entry_fn classify)
+	      struct ds_stream *const *streams, unsigned int nr_streams)
 {
 	unsigned int i;
 
@@ -237,7 +244,7 @@ void ds_splay(const struct bts_record *rec, unsigned int nr,
 
 		switch (s->priv) {
 		case DS_PRIV_USER:
-			ds_splay_user(s, rec, nr, classify);
+			ds_splay_user(s, rec, nr);
 			break;
 		case DS_PRIV_KERNEL:
 			ds_splay_kernel(s, rec, nr);
@@ -380,8 +387,8 @@ u32 ds_stream_pending(const struct ds_stream *s)
  * @s:   the stream
  * @rec: the record, a pseudo-record such as a marker
  *
- * Pseudo-records other than the privilege crossings are not filtered: every
- * stream takes them.  A continuous stream that is full counts @rec as lost.
+ * Not filtered: every stream takes it, whatever its type.  A continuous
+ * stream that is full counts @rec as lost.
  *
  * Context: the stream's producer (interrupts off or NMI).
  */
@@ -391,18 +398,14 @@ void ds_stream_append(struct ds_stream *s, const struct bts_record *rec)
 }
 
 /*
- * A stream away on the other side of the privilege boundary gets the
- * pseudo-record for that time now, with nothing to say where it came
- * back: its task exited there (exit_group(), a fatal fault), which is
- * what a trace of a crash is read for.
+ * A kernel-only stream away in user mode gets the pseudo-record for that
+ * time now, with nothing to say where it came back: its task exited.  (A
+ * user-only stream got its last KERNEL record from ds.c, staged when the
+ * task began its exit.)
  */
 static void ds_stream_end(struct ds_stream *s)
 {
-	if (!s->away)
-		return;
-	if (s->priv == DS_PRIV_USER)
-		ds_user_back(s, 0);
-	else if (s->priv == DS_PRIV_KERNEL)
+	if (s->away)
 		ds_kernel_back(s, 0);
 }
 
@@ -718,6 +721,35 @@ void ds_staging_ring_append(const struct ds_staging *st,
 	*(struct bts_record *)(unsigned long)index = *rec;
 	index += sizeof(*rec);
 	hw->index = index < hw->max ? index : hw->base;
+}
+
+/**
+ * ds_staging_append() - write a record into the active sub-buffer
+ * @st:  the staging buffer, armed by ds_staging_arm()
+ * @hw:  the BTS fields of the DS save area
+ * @rec: the record, a pseudo-record
+ *
+ * Puts @rec where the hardware would have put its next record, so that it
+ * reaches the streams in order with the branches around it.  In a full
+ * sub-buffer @rec is dropped with the hardware's records, and reported as
+ * they are (ds_staging_take()).  No PMI comes for it: a sub-buffer it took
+ * to the threshold is the caller's to drain.
+ *
+ * Context: the hardware is not writing (TR or BTS clear).
+ */
+void ds_staging_append(const struct ds_staging *st, struct ds_bts_area *hw,
+		       const struct bts_record *rec)
+{
+	u64 index = hw->index;
+
+	if (WARN_ON_ONCE(hw->base != (u64)(unsigned long)
+			 (st->buf + (u64)st->active * st->nr) ||
+			 index < hw->base))
+		return;
+	if (index + sizeof(*rec) <= hw->max) {
+		*(struct bts_record *)(unsigned long)index = *rec;
+		hw->index = index + sizeof(*rec);
+	}
 }
 
 /**

@@ -40,12 +40,8 @@
  *	only (release)
  * @lost: records dropped since the last BTS_PSEUDO_LOST was written
  * @lost_total: records ever dropped
- * @away: the trace is on the other side of the privilege boundary: since
- *	@away_from it has been in the kernel (user-only stream) or in user
- *	mode (kernel-only stream)
+ * @away: a kernel-only stream's trace is in user mode, since @away_from
  * @away_from: where the trace crossed over, 0 if unseen
- * @away_kind: for a user-only stream, how it entered the kernel: the
- *	BTS_PSEUDO_KERNEL argument
  * @writer: enum ds_writer: who may write records now
  */
 struct ds_stream {
@@ -60,7 +56,6 @@ struct ds_stream {
 	u64			lost;
 	u64			lost_total;
 	u64			away_from;
-	u32			away_kind;
 	u8			writer;
 };
 
@@ -81,15 +76,6 @@ enum ds_writer {
 	DS_WRITER_CLOSING,
 	DS_WRITER_CLOSED,
 };
-
-/**
- * typedef ds_classify_entry_fn - tell how user mode entered the kernel
- * @kernel_to: the kernel address a user-to-kernel record jumped to
- *
- * Return: the BTS_PSEUDO_KERNEL argument: enum bts_entry_kind in bits 7..0,
- * the vector in bits 15..8.
- */
-typedef u32 (*ds_classify_entry_fn)(u64 kernel_to);
 
 /**
  * struct ds_bts_area - the BTS half of the hardware's DS save area
@@ -156,13 +142,14 @@ void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
 void ds_staging_ring_append(const struct ds_staging *st,
 			    struct ds_bts_area *hw,
 			    const struct bts_record *rec);
+void ds_staging_append(const struct ds_staging *st, struct ds_bts_area *hw,
+		       const struct bts_record *rec);
 u64 ds_debugctl_for(unsigned int privs, bool ds_cpl);
 
 void ds_stream_init(struct ds_stream *s, struct bts_record *buf, u32 size,
 		    enum ds_priv priv, enum ds_mode mode);
 void ds_splay(const struct bts_record *rec, unsigned int nr,
-	      struct ds_stream *const *streams, unsigned int nr_streams,
-	      ds_classify_entry_fn classify);
+	      struct ds_stream *const *streams, unsigned int nr_streams);
 u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 			u32 n);
 u32 ds_stream_peek(const struct ds_stream *s, struct bts_record *out, u32 n);

@@ -15,7 +15,7 @@
 #define U(off)	(0x400000ULL + (off))
 #define K(off)	(0xffffffff81200000ULL + (off))
 
-/* Kernel entry points the test classifier knows. */
+/* Kernel entry points. */
 #define K_SYSCALL	0xffffffff81000000ULL
 #define K_PAGE_FAULT	0xffffffff81000100ULL
 #define K_TIMER_IRQ	0xffffffff81000200ULL
@@ -25,37 +25,31 @@
 
 #define KIND(kind, vector)	((kind) | (vector) << 8)
 
-static u32 ds_test_classify(u64 kernel_to)
-{
-	switch (kernel_to) {
-	case K_SYSCALL:
-		return KIND(BTS_ENTRY_SYSCALL, 0);
-	case K_PAGE_FAULT:
-		return KIND(BTS_ENTRY_EXCEPTION, 14);
-	case K_TIMER_IRQ:
-		return KIND(BTS_ENTRY_INTERRUPT, 0xec);
-	default:
-		return BTS_ENTRY_UNKNOWN;
-	}
-}
-
 #define REC(f, t)	{ .from = (f), .to = (t) }
 #define PSEUDO(type, arg, t, fl) \
 	{ .from = BTS_PSEUDO(type, arg), .to = (t), .flags = (fl) }
 
 /*
  * A user program: a call, a syscall (the kernel runs and returns behind
- * sysret), a page fault, an interrupt, and a return.
+ * sysret), a page fault, an interrupt, and a return.  Before each return to
+ * user mode, the KERNEL record ds.c stages from what the entry and exit
+ * code saw.
  */
+#define STAGED(kind, vector, resume, entered) \
+	PSEUDO(BTS_PSEUDO_KERNEL, KIND(kind, vector), resume, entered)
+
 static const struct bts_record ds_test_trace[] = {
 	REC(U(0x10), U(0x100)),			/* call */
 	REC(U(0x120), K_SYSCALL),		/* syscall */
 	REC(K(0x10), K(0x80)),
+	STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120)),
 	REC(K(0x90), U(0x122)),			/* sysret */
 	REC(U(0x130), K_PAGE_FAULT),		/* #PF */
 	REC(K(0x200), K(0x300)),
+	STAGED(BTS_ENTRY_EXCEPTION, 14, U(0x130), U(0x130)),
 	REC(K(0x310), U(0x130)),		/* iret */
 	REC(U(0x140), K_TIMER_IRQ),		/* interrupt */
+	STAGED(BTS_ENTRY_INTERRUPT, 0xec, U(0x140), U(0x140)),
 	REC(K(0x400), U(0x140)),		/* iret */
 	REC(U(0x150), U(0x14)),			/* ret */
 };
@@ -63,9 +57,23 @@ static const struct bts_record ds_test_trace[] = {
 /* What each kind of stream makes of it. */
 static const struct bts_record ds_test_trace_user[] = {
 	REC(U(0x10), U(0x100)),
-	PSEUDO(BTS_PSEUDO_KERNEL, KIND(BTS_ENTRY_SYSCALL, 0), U(0x122), U(0x120)),
-	PSEUDO(BTS_PSEUDO_KERNEL, KIND(BTS_ENTRY_EXCEPTION, 14), U(0x130), U(0x130)),
-	PSEUDO(BTS_PSEUDO_KERNEL, KIND(BTS_ENTRY_INTERRUPT, 0xec), U(0x140), U(0x140)),
+	STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120)),
+	STAGED(BTS_ENTRY_EXCEPTION, 14, U(0x130), U(0x130)),
+	STAGED(BTS_ENTRY_INTERRUPT, 0xec, U(0x140), U(0x140)),
+	REC(U(0x150), U(0x14)),
+};
+
+/* The hardware's records, as it wrote them. */
+static const struct bts_record ds_test_trace_all[] = {
+	REC(U(0x10), U(0x100)),
+	REC(U(0x120), K_SYSCALL),
+	REC(K(0x10), K(0x80)),
+	REC(K(0x90), U(0x122)),
+	REC(U(0x130), K_PAGE_FAULT),
+	REC(K(0x200), K(0x300)),
+	REC(K(0x310), U(0x130)),
+	REC(U(0x140), K_TIMER_IRQ),
+	REC(K(0x400), U(0x140)),
 	REC(U(0x150), U(0x14)),
 };
 
@@ -116,7 +124,7 @@ static u32 ds_test_one_stream(struct kunit *test, enum ds_priv priv,
 	struct ds_stream s, *streams[] = { &s };
 
 	ds_stream_init(&s, buf, size, priv, DS_MODE_CONTINUOUS);
-	ds_splay(rec, nr, streams, 1, ds_test_classify);
+	ds_splay(rec, nr, streams, 1);
 	return ds_stream_consume(&s, out, size);
 }
 
@@ -133,10 +141,10 @@ static void ds_test_expect_trace(struct kunit *test, enum ds_priv priv,
 	ds_test_expect_records(test, what, out, n, want, n_want);
 }
 
-static void ds_test_all_keeps_every_record(struct kunit *test)
+static void ds_test_all_keeps_every_branch(struct kunit *test)
 {
-	ds_test_expect_trace(test, DS_PRIV_ALL, "kernel+user", ds_test_trace,
-			     ARRAY_SIZE(ds_test_trace));
+	ds_test_expect_trace(test, DS_PRIV_ALL, "kernel+user",
+			     ds_test_trace_all, ARRAY_SIZE(ds_test_trace_all));
 }
 
 static void ds_test_user_time_in_kernel(struct kunit *test)
@@ -154,58 +162,98 @@ static void ds_test_kernel_time_in_user(struct kunit *test)
 }
 
 /*
- * With BTS_OFF_OS the hardware does not record the kernel's returns to user
- * mode; the next user record closes the kernel time, resume address unseen.
+ * What the hardware writes of a crossing depends on the CPU: under
+ * BTS_OFF_OS the entry, the return, both or neither, by which CPL the
+ * filter tests.  A user-only stream is the same whichever: its KERNEL
+ * records are the staged ones.
  */
-static void ds_test_user_return_unseen(struct kunit *test)
+static void ds_test_user_crossings_staged(struct kunit *test)
 {
-	static const struct bts_record in[] = {
-		REC(U(0x120), K_SYSCALL),
-		REC(U(0x130), K_PAGE_FAULT),
+	static const struct bts_record entry = REC(U(0x120), K_SYSCALL);
+	static const struct bts_record staged =
+		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120));
+	static const struct bts_record ret = REC(K(0x90), U(0x122));
+	static const struct bts_record user = REC(U(0x150), U(0x14));
+	static const struct bts_record want[] = {
+		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120)),
 		REC(U(0x150), U(0x14)),
 	};
+	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
+	struct bts_record in[4];
+	unsigned int shape, nr;
+	char what[48];
+	u32 n;
+
+	for (shape = 0; shape < 4; shape++) {
+		nr = 0;
+		if (shape & 1)
+			in[nr++] = entry;
+		in[nr++] = staged;
+		if (shape & 2)
+			in[nr++] = ret;
+		in[nr++] = user;
+		n = ds_test_one_stream(test, DS_PRIV_USER, in, nr, out,
+				       DS_TEST_MAX);
+		snprintf(what, sizeof(what), "entry %d, return %d", shape & 1,
+			 !!(shape & 2));
+		ds_test_expect_records(test, what, out, n, want,
+				       ARRAY_SIZE(want));
+	}
+}
+
+/*
+ * A staged KERNEL record's ends come from registers user mode may have set
+ * (a sigreturn frame can point anywhere): a kernel-half address in them
+ * reaches a user-only stream as 0, "not seen".
+ */
+static void ds_test_user_staged_kernel_ends(struct kunit *test)
+{
+	static const struct bts_record in[] = {
+		STAGED(BTS_ENTRY_EXCEPTION, 14, K(0x10), U(0x130)),
+		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), K_SYSCALL),
+	};
 	static const struct bts_record want[] = {
-		PSEUDO(BTS_PSEUDO_KERNEL, KIND(BTS_ENTRY_SYSCALL, 0), 0, U(0x120)),
-		PSEUDO(BTS_PSEUDO_KERNEL, KIND(BTS_ENTRY_EXCEPTION, 14), 0, U(0x130)),
-		REC(U(0x150), U(0x14)),
+		STAGED(BTS_ENTRY_EXCEPTION, 14, 0, U(0x130)),
+		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), 0),
 	};
 	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
 	u32 n;
 
 	n = ds_test_one_stream(test, DS_PRIV_USER, in, ARRAY_SIZE(in), out,
 			       DS_TEST_MAX);
-	ds_test_expect_records(test, "user-only, returns unseen", out, n, want,
-			       ARRAY_SIZE(want));
+	ds_test_expect_records(test, "kernel ends of staged records", out, n,
+			       want, ARRAY_SIZE(want));
 }
 
 /*
- * A task that exits in the kernel (or crashes there) never comes back: the
- * end of its stream still reports the kernel time, and how it began.
+ * A kernel-only stream whose task exits while the trace is in user mode
+ * still reports that stretch at its end, with where it began.
  */
-static void ds_test_user_ends_in_kernel(struct kunit *test)
+static void ds_test_kernel_ends_in_user(struct kunit *test)
 {
 	static const struct bts_record in[] = {
-		REC(U(0x100), U(0x110)),
-		REC(U(0x130), K_PAGE_FAULT),
-		REC(K(0x10), K(0x20)),
+		REC(K(0x100), K(0x110)),
+		REC(K(0x130), U(0x200)),
+		REC(U(0x210), U(0x220)),
 	};
 	static const struct bts_record want[] = {
-		REC(U(0x100), U(0x110)),
-		PSEUDO(BTS_PSEUDO_KERNEL, KIND(BTS_ENTRY_EXCEPTION, 14), 0, U(0x130)),
+		REC(K(0x100), K(0x110)),
+		PSEUDO(BTS_PSEUDO_USER, 0, 0, K(0x130)),
 	};
 	struct bts_record *buf = ds_test_records(test, DS_TEST_MAX);
 	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
 	struct ds_stream s, *streams[] = { &s };
 	u32 n;
 
-	ds_stream_init(&s, buf, DS_TEST_MAX, DS_PRIV_USER, DS_MODE_CONTINUOUS);
-	ds_splay(in, ARRAY_SIZE(in), streams, 1, ds_test_classify);
+	ds_stream_init(&s, buf, DS_TEST_MAX, DS_PRIV_KERNEL,
+		       DS_MODE_CONTINUOUS);
+	ds_splay(in, ARRAY_SIZE(in), streams, 1);
 	KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 1,
-			    "the kernel time is held until the return");
+			    "the user time is held until the return");
 	ds_stream_close(&s);
 	ds_stream_close(&s);
 	n = ds_stream_consume(&s, out, DS_TEST_MAX);
-	ds_test_expect_records(test, "user-only, ends in the kernel", out, n,
+	ds_test_expect_records(test, "kernel-only, ends in user mode", out, n,
 			       want, ARRAY_SIZE(want));
 }
 
@@ -235,27 +283,6 @@ static void ds_test_kernel_entry_unseen(struct kunit *test)
 			       want, ARRAY_SIZE(want));
 }
 
-/* A trace that starts in the kernel has no entry to report. */
-static void ds_test_user_starts_in_kernel(struct kunit *test)
-{
-	static const struct bts_record in[] = {
-		REC(K(0x10), K(0x80)),
-		REC(K(0x90), U(0x1000)),
-		REC(U(0x1010), U(0x1100)),
-	};
-	static const struct bts_record want[] = {
-		PSEUDO(BTS_PSEUDO_KERNEL, BTS_ENTRY_UNKNOWN, U(0x1000), 0),
-		REC(U(0x1010), U(0x1100)),
-	};
-	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
-	u32 n;
-
-	n = ds_test_one_stream(test, DS_PRIV_USER, in, ARRAY_SIZE(in), out,
-			       DS_TEST_MAX);
-	ds_test_expect_records(test, "user-only from the kernel", out, n, want,
-			       ARRAY_SIZE(want));
-}
-
 /* The drain may cut the trace anywhere: batches must not change a stream. */
 static void ds_test_batches_split_anywhere(struct kunit *test)
 {
@@ -276,10 +303,8 @@ static void ds_test_batches_split_anywhere(struct kunit *test)
 		for (cut = 0; cut <= nr; cut++) {
 			ds_stream_init(&s, buf, DS_TEST_MAX, privs[p],
 				       DS_MODE_CONTINUOUS);
-			ds_splay(ds_test_trace, cut, streams, 1,
-				 ds_test_classify);
-			ds_splay(ds_test_trace + cut, nr - cut, streams, 1,
-				 ds_test_classify);
+			ds_splay(ds_test_trace, cut, streams, 1);
+			ds_splay(ds_test_trace + cut, nr - cut, streams, 1);
 			n_split = ds_stream_consume(&s, split, DS_TEST_MAX);
 			ds_test_expect_records(test, "split batch", split,
 					       n_split, whole, n_whole);
@@ -303,11 +328,11 @@ static void ds_test_ring_keeps_last_n(struct kunit *test)
 	n = ds_stream_read_last(&s, out, 4);
 	KUNIT_EXPECT_EQ_MSG(test, n, 0, "empty ring");
 
-	ds_splay(in, 3, streams, 1, ds_test_classify);
+	ds_splay(in, 3, streams, 1);
 	n = ds_stream_read_last(&s, out, 10);
 	ds_test_expect_records(test, "3 records in a ring of 4", out, n, in, 3);
 
-	ds_splay(in + 3, 7, streams, 1, ds_test_classify);
+	ds_splay(in + 3, 7, streams, 1);
 	n = ds_stream_read_last(&s, out, 10);
 	ds_test_expect_records(test, "10 records in a ring of 4", out, n,
 			       in + 6, 4);
@@ -332,7 +357,7 @@ static void ds_test_peek_keeps_records(struct kunit *test)
 
 	ds_stream_init(&s, buf, ARRAY_SIZE(buf), DS_PRIV_KERNEL,
 		       DS_MODE_CONTINUOUS);
-	ds_splay(in, 3, streams, 1, ds_test_classify);
+	ds_splay(in, 3, streams, 1);
 	n = ds_stream_peek(&s, out, 2);
 	ds_test_expect_records(test, "a peek of two", out, n, in, 2);
 	n = ds_stream_peek(&s, out, 8);
@@ -340,7 +365,7 @@ static void ds_test_peek_keeps_records(struct kunit *test)
 			       in, 3);
 
 	/* Peeked records are not freed: one slot left, two lost. */
-	ds_splay(in + 3, 3, streams, 1, ds_test_classify);
+	ds_splay(in + 3, 3, streams, 1);
 	KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 4,
 			    "peeked records keep their slots");
 	KUNIT_EXPECT_EQ(test, s.lost_total, 2);
@@ -367,14 +392,14 @@ static void ds_test_continuous_reports_loss(struct kunit *test)
 
 	ds_stream_init(&s, buf, ARRAY_SIZE(buf), DS_PRIV_KERNEL,
 		       DS_MODE_CONTINUOUS);
-	ds_splay(in, 10, streams, 1, ds_test_classify);
+	ds_splay(in, 10, streams, 1);
 	KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 4,
 			    "a full stream holds its size");
 	n = ds_stream_consume(&s, out, 8);
 	ds_test_expect_records(test, "the records that fit", out, n, in, 4);
 
 	/* Room again: the loss is reported before the next record. */
-	ds_splay(in + 10, 1, streams, 1, ds_test_classify);
+	ds_splay(in + 10, 1, streams, 1);
 	n = ds_stream_consume(&s, out, 8);
 	want[0] = (struct bts_record)PSEUDO(BTS_PSEUDO_LOST, 0, 6, 0);
 	want[1] = in[10];
@@ -382,10 +407,10 @@ static void ds_test_continuous_reports_loss(struct kunit *test)
 			       want, 2);
 
 	/* A loss with nothing after it is reported once there is room. */
-	ds_splay(in, 6, streams, 1, ds_test_classify);
+	ds_splay(in, 6, streams, 1);
 	n = ds_stream_consume(&s, out, 8);
 	ds_test_expect_records(test, "the next 4 that fit", out, n, in, 4);
-	ds_splay(NULL, 0, streams, 1, ds_test_classify);
+	ds_splay(NULL, 0, streams, 1);
 	n = ds_stream_consume(&s, out, 8);
 	want[0] = (struct bts_record)PSEUDO(BTS_PSEUDO_LOST, 0, 2, 0);
 	ds_test_expect_records(test, "a trailing loss", out, n, want, 1);
@@ -394,9 +419,9 @@ static void ds_test_continuous_reports_loss(struct kunit *test)
 	 * One free slot and a loss pending: the loss record takes the slot
 	 * and the new record is lost too, never overwriting unread ones.
 	 */
-	ds_splay(in, 5, streams, 1, ds_test_classify);
+	ds_splay(in, 5, streams, 1);
 	n = ds_stream_consume(&s, out, 1);
-	ds_splay(in + 5, 1, streams, 1, ds_test_classify);
+	ds_splay(in + 5, 1, streams, 1);
 	KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 4,
 			    "never more records than slots");
 	n = ds_stream_consume(&s, out, 8);
@@ -422,7 +447,7 @@ static void ds_test_continuous_keeps_everything(struct kunit *test)
 	for (round = 0; round < 100; round++) {
 		for (i = 0; i < ARRAY_SIZE(in); i++)
 			in[i] = (struct bts_record)REC(U(round * 3 + i), U(0));
-		ds_splay(in, ARRAY_SIZE(in), streams, 1, ds_test_classify);
+		ds_splay(in, ARRAY_SIZE(in), streams, 1);
 		n = ds_stream_consume(&s, out, ARRAY_SIZE(out));
 		for (i = 0; i < n; i++, seen++)
 			in_order &= out[i].from == U(seen);
@@ -452,7 +477,7 @@ static void ds_test_streams_independent(struct kunit *test)
 		streams[i] = &s[i];
 	}
 	ds_splay(ds_test_trace, ARRAY_SIZE(ds_test_trace), streams,
-		 ARRAY_SIZE(streams), ds_test_classify);
+		 ARRAY_SIZE(streams));
 	for (i = 0; i < ARRAY_SIZE(privs); i++) {
 		n_alone = ds_test_one_stream(test, privs[i], ds_test_trace,
 					     ARRAY_SIZE(ds_test_trace), alone,
@@ -467,8 +492,9 @@ static void ds_test_streams_independent(struct kunit *test)
 }
 
 /*
- * Whatever the hardware writes, a user-only stream holds no kernel address
- * and a kernel-only stream no user address: random traces, tiny streams.
+ * Whatever the hardware writes and ds.c stages, a user-only stream holds no
+ * kernel address and a kernel-only stream no user address: random traces,
+ * tiny streams.
  */
 static void ds_test_no_address_leaks(struct kunit *test)
 {
@@ -494,9 +520,13 @@ static void ds_test_no_address_leaks(struct kunit *test)
 			rnd ^= rnd << 17;
 			in[i] = (struct bts_record)REC(addrs[rnd % 7],
 						       addrs[(rnd >> 8) % 7]);
+			if (!((rnd >> 16) % 4))
+				in[i] = (struct bts_record)
+					STAGED(BTS_ENTRY_SYSCALL, 0,
+					       addrs[rnd % 7],
+					       addrs[(rnd >> 8) % 7]);
 		}
-		ds_splay(in, rnd % 32, streams, 2,
-			 ds_test_classify);
+		ds_splay(in, rnd % 32, streams, 2);
 		n = ds_stream_consume(&user, out, 3);
 		for (i = 0; i < n; i++) {
 			pseudo += BTS_RECORD_IS_PSEUDO(out[i].from);
@@ -674,7 +704,10 @@ static bool ds_test_cpu_branch(struct ds_test_cpu *cpu,
 	return true;
 }
 
-/* Branches the hardware gets to record (written or dropped) under @ctl. */
+/*
+ * Records that go into the staging buffer (written or dropped) under @ctl:
+ * the branches the hardware records, and the pseudo-records ds.c stages.
+ */
 static u32 ds_test_count_recorded(u64 ctl, const struct bts_record *t,
 				  unsigned int nr)
 {
@@ -684,8 +717,9 @@ static u32 ds_test_count_recorded(u64 ctl, const struct bts_record *t,
 	for (i = 0; i < nr; i++) {
 		bool cpl0 = ds_test_kernel_addr(t[i].from);
 
-		if (!(cpl0 && (ctl & DS_DEBUGCTL_BTS_OFF_OS)) &&
-		    !(!cpl0 && (ctl & DS_DEBUGCTL_BTS_OFF_USR)))
+		if (BTS_RECORD_IS_PSEUDO(t[i].from) ||
+		    (!(cpl0 && (ctl & DS_DEBUGCTL_BTS_OFF_OS)) &&
+		     !(!cpl0 && (ctl & DS_DEBUGCTL_BTS_OFF_USR))))
 			n++;
 	}
 	return n;
@@ -738,6 +772,8 @@ struct ds_test_consumer {
  * @got:	what each consumer read, @n_got records of it
  * @n_got:	records in @got
  * @taken:	records ds_staging_take() returned, in all
+ * @staged:	records ds_staging_append() wrote, in all
+ * @staged_drains: drains after a staged record reached the threshold
  * @overruns:	takes that found the sub-buffer full
  * @staging:	storage of @st: 2 * DS_TEST_NR_MAX records
  * @trace:	the synthetic trace: DS_TEST_TRACE_MAX records
@@ -760,6 +796,8 @@ struct ds_test_rig {
 	struct bts_record		*got[DS_TEST_CONSUMERS];
 	u32				n_got[DS_TEST_CONSUMERS];
 	u32				taken;
+	u32				staged;
+	u32				staged_drains;
 	u32				overruns;
 	struct bts_record		*staging;
 	struct bts_record		*trace;
@@ -814,6 +852,8 @@ static void ds_test_rig_start(struct ds_test_rig *rig,
 	rig->con = con;
 	rig->nr_con = nr_con;
 	rig->taken = 0;
+	rig->staged = 0;
+	rig->staged_drains = 0;
 	rig->overruns = 0;
 	for (i = 0; i < nr_con; i++) {
 		ds_stream_init(&rig->s[i], rig->buf[i], con[i].size,
@@ -882,21 +922,46 @@ static void ds_test_drain(struct ds_test_rig *rig)
 	ds_test_wrmsr(&rig->cpu, ctl);
 	rig->taken += n;
 	rig->overruns += overran;
-	ds_splay(recs, n, rig->streams, rig->nr_con, ds_test_classify);
+	ds_splay(recs, n, rig->streams, rig->nr_con);
 	if (overran)
 		ds_splay_overrun(rig->streams, rig->nr_con);
 	ds_test_rig_read(rig, DS_TEST_EACH_DRAIN);
 }
 
-/* The CPU runs @nr branches; the PMI handler drains at each threshold. */
+/*
+ * What ds.c does on the way back to user mode: stop the hardware, stage
+ * the KERNEL record, restart it, and drain a sub-buffer the record took to
+ * its threshold, since no PMI comes for it.
+ */
+static void ds_test_stage(struct ds_test_rig *rig, const struct bts_record *r)
+{
+	u64 ctl = rig->cpu.debugctl, index = rig->cpu.hw.index;
+
+	ds_test_wrmsr(&rig->cpu, ctl & ~DS_TEST_ON);
+	ds_staging_append(&rig->st, &rig->cpu.hw, r);
+	ds_test_wrmsr(&rig->cpu, ctl);
+	rig->staged += rig->cpu.hw.index != index;
+	if (rig->cpu.hw.index >= rig->cpu.hw.threshold) {
+		rig->staged_drains++;
+		ds_test_drain(rig);
+	}
+}
+
+/*
+ * The CPU runs @nr branches; the PMI handler drains at each threshold.
+ * Pseudo-records in @t are the ones ds.c stages.
+ */
 static void ds_test_rig_run(struct ds_test_rig *rig,
 			    const struct bts_record *t, unsigned int nr)
 {
 	unsigned int i;
 
-	for (i = 0; i < nr; i++)
-		if (ds_test_cpu_branch(&rig->cpu, &t[i]))
+	for (i = 0; i < nr; i++) {
+		if (BTS_RECORD_IS_PSEUDO(t[i].from))
+			ds_test_stage(rig, &t[i]);
+		else if (ds_test_cpu_branch(&rig->cpu, &t[i]))
 			ds_test_drain(rig);
+	}
 }
 
 /*
@@ -924,7 +989,7 @@ static u32 ds_test_reference(struct ds_test_rig *rig, enum ds_priv priv,
 
 	ds_stream_init(&s, rig->scratch, DS_TEST_WHOLE, priv,
 		       DS_MODE_CONTINUOUS);
-	ds_splay(rec, nr, streams, 1, ds_test_classify);
+	ds_splay(rec, nr, streams, 1);
 	return ds_stream_consume(&s, out, DS_TEST_WHOLE);
 }
 
@@ -932,27 +997,25 @@ static u32 ds_test_reference(struct ds_test_rig *rig, enum ds_priv priv,
  * ds_test_expected() - what a stream should hold once the CPU ran @rec
  * @rig:  the rig; @rig->filter is the hardware filter
  * @priv: the stream's enum ds_priv
- * @rec:  the branches the hardware got to see, filter or not
- * @nr:   number of branches
+ * @rec:  the branches the hardware got to see, filter or not, and the
+ *	  records ds.c staged
+ * @nr:   number of records
  * @out:  room for DS_TEST_WHOLE records
  *
- * Without a hardware filter, the reference: ds_splay() of all of @rec into
- * a lone stream, at once.
+ * The reference: ds_splay() of all of @rec into a lone stream, at once.
+ * A user-only stream holds just that under BTS_OFF_OS too: it takes no
+ * crossing record of the hardware's, only the staged ones.
  *
- * With BTS_OFF_OS (all consumers user-only) the hardware writes only the
- * branches taken in user mode: the entries into the kernel, kernel target
- * included, but neither the kernel's branches nor its returns to user mode.
- * The stream learns of a return from the next user branch instead, so each
- * BTS_PSEUDO_KERNEL record comes at the same place with its resume address
- * unseen (@to 0), except that
- *  - a stretch in the kernel whose entry @rec does not show (@rec starts
- *    in the kernel; @flags is 0) leaves no record at all: its return was
- *    the only branch that showed it;
- *  - a return that is the last of @rec has no user branch after it to
- *    tell of it: the stretch is still open, its record yet to come.
- * BTS_OFF_USR is the mirror image for kernel-only streams: the entries and
- * user branches are not written, and BTS_PSEUDO_USER loses its re-entry
- * address.
+ * With BTS_OFF_USR (all consumers kernel-only) the hardware does not write
+ * the branches taken in user mode: neither the user branches nor the
+ * entries into the kernel.  The stream learns of an entry from the next
+ * kernel branch instead, so each BTS_PSEUDO_USER record comes at the same
+ * place with its re-entry address unseen (@to 0), except that
+ *  - a stretch in user mode whose exit @rec does not show (@rec starts in
+ *    user mode; @flags is 0) leaves no record at all: its entry was the
+ *    only branch that showed it;
+ *  - an entry that is the last branch of @rec has no kernel branch after
+ *    it to tell of it: the stretch is still open, its record yet to come.
  *
  * Return: the number of records at @out.
  */
@@ -960,19 +1023,20 @@ static u32 ds_test_expected(struct ds_test_rig *rig, enum ds_priv priv,
 			    const struct bts_record *rec, unsigned int nr,
 			    struct bts_record *out)
 {
-	bool to_kernel = priv == DS_PRIV_KERNEL;
-	u32 n_ref, n = 0, i, type;
+	u32 n_ref, n = 0, i;
 
-	if (!rig->filter)
+	if (rig->filter != DS_DEBUGCTL_BTS_OFF_USR)
 		return ds_test_reference(rig, priv, rec, nr, out);
 
 	n_ref = ds_test_reference(rig, priv, rec, nr, rig->ref);
-	type = to_kernel ? BTS_PSEUDO_USER : BTS_PSEUDO_KERNEL;
-	if (nr && ds_test_kernel_addr(rec[nr - 1].to) == to_kernel &&
-	    ds_test_kernel_addr(rec[nr - 1].from) != to_kernel) {
+	/* Staged records come after the branches: skip them. */
+	while (nr && BTS_RECORD_IS_PSEUDO(rec[nr - 1].from))
+		nr--;
+	if (nr && !ds_test_kernel_addr(rec[nr - 1].from) &&
+	    ds_test_kernel_addr(rec[nr - 1].to)) {
 		KUNIT_EXPECT_TRUE_MSG(rig->test, n_ref &&
 				      BTS_PSEUDO_TYPE(rig->ref[n_ref - 1].from)
-				      == type,
+				      == BTS_PSEUDO_USER,
 				      "the last crossing, the last record");
 		n_ref--;
 	}
@@ -980,7 +1044,7 @@ static u32 ds_test_expected(struct ds_test_rig *rig, enum ds_priv priv,
 		struct bts_record r = rig->ref[i];
 
 		if (BTS_RECORD_IS_PSEUDO(r.from) &&
-		    BTS_PSEUDO_TYPE(r.from) == type) {
+		    BTS_PSEUDO_TYPE(r.from) == BTS_PSEUDO_USER) {
 			if (!r.flags)
 				continue;
 			r.to = 0;
@@ -1052,8 +1116,10 @@ static void ds_test_rig_check_taken(struct ds_test_rig *rig,
 			    "%s: reserved DEBUGCTL bits set", what);
 	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.wild, 0,
 			    "%s: DS save area outside staging", what);
-	KUNIT_EXPECT_EQ_MSG(rig->test, rig->taken, rig->cpu.written,
-			    "%s: records taken, against written", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->taken,
+			    rig->cpu.written + rig->staged,
+			    "%s: records taken, against written and staged",
+			    what);
 }
 
 /**
@@ -1067,7 +1133,9 @@ static void ds_test_rig_check_taken(struct ds_test_rig *rig,
  * pmi_delay, T being its records up to the threshold: the PMI comes T
  * records in and is handled pmi_delay records later.  Of those c, the
  * first nr_sub are written and the rest dropped; the last, partial
- * sub-buffer raises a PMI too if it reached T.
+ * sub-buffer raises a PMI too if it reached T.  A staged record counts as
+ * a branch, and draining when it reaches the threshold as a PMI handled
+ * at once: traces with staged records run with pmi_delay 0.
  */
 static void ds_test_rig_check_pmis(struct ds_test_rig *rig,
 				   const struct bts_record *t, unsigned int nr,
@@ -1079,12 +1147,12 @@ static void ds_test_rig_check_pmis(struct ds_test_rig *rig,
 	u32 dropped = w / c * (c - min(c, nr_sub)) +
 		      (rest > nr_sub ? rest - nr_sub : 0);
 
-	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.pmis, w / c + (rest >= thr),
-			    "%s: threshold PMIs", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.pmis + rig->staged_drains,
+			    w / c + (rest >= thr), "%s: threshold PMIs", what);
 	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.dropped, dropped,
 			    "%s: records dropped by the hardware", what);
-	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.written, w - dropped,
-			    "%s: records written", what);
+	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.written + rig->staged,
+			    w - dropped, "%s: records written", what);
 	ds_test_rig_check_taken(rig, what);
 }
 
@@ -1119,6 +1187,8 @@ enum ds_test_end {
  * @in_kernel: the trace starts in the kernel
  * @end:       how it ends
  * @seed:      of the generator, not 0
+ * @staged:    with the KERNEL records ds.c stages before each return to
+ *	       user mode, from what the entry and exit code saw
  *
  * User code branches, makes system calls, faults and is interrupted;
  * kernel code branches, is interrupted and returns to user mode.  Every
@@ -1126,32 +1196,50 @@ enum ds_test_end {
  * every source address is different, so that a record out of place shows.
  */
 static void ds_test_make_trace(struct bts_record *t, unsigned int nr,
-			       bool in_kernel, enum ds_test_end end, u64 seed)
+			       bool in_kernel, enum ds_test_end end, u64 seed,
+			       bool staged)
 {
 	static const u64 entries[] = {
 		K_SYSCALL, K_PAGE_FAULT, K_TIMER_IRQ, K(0x7000),
 	};
+	static const u32 kinds[] = {
+		KIND(BTS_ENTRY_SYSCALL, 0), KIND(BTS_ENTRY_EXCEPTION, 14),
+		KIND(BTS_ENTRY_INTERRUPT, 0xec), BTS_ENTRY_UNKNOWN,
+	};
+	u64 entered = 0;
+	u32 kind = BTS_ENTRY_UNKNOWN;
 	unsigned int i;
 
 	for (i = 0; i < nr; i++) {
 		u64 rnd = ds_test_rand(&seed), at = i * 0x10;
+		unsigned int e = (rnd >> 8) % 4;
 		bool cross = !(rnd % 4);
 
 		/* Be on the other side for the last branch, then cross. */
 		if (end != DS_TEST_END_ANY && i + 2 >= nr)
 			cross = i == nr - 1 ||
 				in_kernel == (end == DS_TEST_END_TO_KERNEL);
-		if (!in_kernel && cross)
+		if (in_kernel && cross && staged) {
+			/* The return follows, if the trace goes on. */
 			t[i] = (struct bts_record)
-				REC(U(at), entries[(rnd >> 8) % 4]);
-		else if (!in_kernel)
+				STAGED(kind & 0xff, kind >> 8, U(at + 8),
+				       entered);
+			if (++i == nr)
+				break;
+		}
+		if (!in_kernel && cross) {
+			t[i] = (struct bts_record)REC(U(at), entries[e]);
+			entered = U(at);
+			kind = kinds[e];
+		} else if (!in_kernel) {
 			t[i] = (struct bts_record)REC(U(at), U(at + 8));
-		else if (cross)
+		} else if (cross) {
 			t[i] = (struct bts_record)REC(K(at), U(at + 8));
-		else if (!(rnd % 7))
+		} else if (!(rnd % 7)) {
 			t[i] = (struct bts_record)REC(K(at), K_TIMER_IRQ);
-		else
+		} else {
 			t[i] = (struct bts_record)REC(K(at), K(at + 8));
+		}
 		in_kernel ^= cross;
 	}
 }
@@ -1188,7 +1276,7 @@ static void ds_test_hw_sweep_one(struct ds_test_rig *rig,
 	unsigned int nr = DS_TEST_TRACE_MAX - seed % 97;
 	char what[96];
 
-	ds_test_make_trace(rig->trace, nr, in_kernel, end, seed);
+	ds_test_make_trace(rig->trace, nr, in_kernel, end, seed, true);
 	snprintf(what, sizeof(what),
 		 "DS-CPL %d, sub-buffer %u, %u records from %s, end %d",
 		 ds_cpl, nr_sub, nr, in_kernel ? "kernel" : "user", end);
@@ -1310,7 +1398,7 @@ static void ds_test_staging_halves(struct kunit *test)
 			KUNIT_EXPECT_TRUE_MSG(test, recs == buf + half % 2 * nr,
 					      "sub %u, half %u: records", nr,
 					      half);
-			ds_splay(recs, n, streams, 1, ds_test_classify);
+			ds_splay(recs, n, streams, 1);
 			KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 0,
 					    "an empty take splays nothing");
 		}
@@ -1539,8 +1627,9 @@ static void ds_test_hw_pmi_one(struct ds_test_rig *rig,
 	char what[96];
 
 	nr += len ? thr - 2 + len : 0;
+	/* Unstaged: the arithmetic of late PMIs counts the hardware's. */
 	ds_test_make_trace(rig->trace, nr, false, DS_TEST_END_ANY,
-			   0x2545f4914f6cdd1dULL + nr);
+			   0x2545f4914f6cdd1dULL + nr, false);
 	snprintf(what, sizeof(what),
 		 "priv %u, sub-buffer %u, PMI %u late, %u records",
 		 con->priv, nr_sub, pmi_delay, nr);
@@ -1627,7 +1716,7 @@ static void ds_test_hw_late_pmi(struct kunit *test)
 			ds_test_make_trace(rig->trace, nr, true,
 					   DS_TEST_END_ANY,
 					   0xda942042e4dd58b5ULL * (d + 1) +
-					   sub);
+					   sub, false);
 			snprintf(what, sizeof(what),
 				 "sub-buffer %u, PMI %u late", subs[sub],
 				 delays[d]);
@@ -1687,7 +1776,7 @@ static void ds_test_hw_marker_one(struct ds_test_rig *rig,
 	char what[80];
 
 	ds_test_make_trace(rig->trace, nr, cut & 1, DS_TEST_END_ANY,
-			   0x8badf00dULL + cut);
+			   0x8badf00dULL + cut, true);
 	ds_test_rig_start(rig, con, nr_con, ds_cpl, DS_STAGING_SLACK + 4, 0);
 	ds_test_rig_run(rig, rig->trace, cut);
 	ds_test_drain(rig);
@@ -1764,8 +1853,9 @@ static void ds_test_hw_ring_one(struct ds_test_rig *rig, u32 nr_sub,
 	u64 ctl;
 	char what[64];
 
+	/* A hardware ring is a CPU's lone consumer: nothing is staged. */
 	ds_test_make_trace(rig->trace, nr, nr & 1, DS_TEST_END_ANY,
-			   0x5deece66dULL + nr);
+			   0x5deece66dULL + nr, false);
 	ds_test_rig_start(rig, &con, 1, true, nr_sub, 0);
 
 	/* What ds_unpause() does for a lone flight recorder. */
@@ -1782,8 +1872,8 @@ static void ds_test_hw_ring_one(struct ds_test_rig *rig, u32 nr_sub,
 	/* The consumer looks: ds_ring_leave(). */
 	ds_test_wrmsr(&rig->cpu, 0);
 	ds_staging_take_ring(&rig->st, &rig->cpu.hw, segs, nrs);
-	ds_splay(segs[0], nrs[0], rig->streams, 1, ds_test_classify);
-	ds_splay(segs[1], nrs[1], rig->streams, 1, ds_test_classify);
+	ds_splay(segs[0], nrs[0], rig->streams, 1);
+	ds_splay(segs[1], nrs[1], rig->streams, 1);
 	ds_test_rig_read(rig, DS_TEST_LAST);
 
 	snprintf(what, sizeof(what), "ring of %u, stream of %u, %u records",
@@ -1898,9 +1988,9 @@ static void ds_test_stream_swap(struct kunit *test)
 		in[i] = (struct bts_record)REC(U(i * 0x10), U(i * 0x10 + 8));
 	ds_stream_init(&s, a, size, DS_PRIV_USER, DS_MODE_CONTINUOUS);
 	/* Wrap once: 5 in, 3 consumed, 5 more: slots 3..7, 0..1 hold 7. */
-	ds_splay(in, 5, streams, 1, ds_test_classify);
+	ds_splay(in, 5, streams, 1);
 	KUNIT_EXPECT_EQ(test, ds_stream_consume(&s, out, 3), 3);
-	ds_splay(in + 5, 5, streams, 1, ds_test_classify);
+	ds_splay(in + 5, 5, streams, 1);
 
 	old = ds_stream_swap(&s, b, &first, &count);
 	KUNIT_EXPECT_TRUE_MSG(test, old == a, "the old storage comes back");
@@ -1912,7 +2002,7 @@ static void ds_test_stream_swap(struct kunit *test)
 			       count, in + 3, 7);
 
 	KUNIT_EXPECT_EQ(test, ds_stream_pending(&s), 0);
-	ds_splay(in + 10, 8, streams, 1, ds_test_classify);
+	ds_splay(in + 10, 8, streams, 1);
 	n = ds_stream_consume(&s, out, 8);
 	ds_test_expect_records(test, "the new storage, full, nothing lost",
 			       out, n, in + 10, 8);
@@ -1920,13 +2010,13 @@ static void ds_test_stream_swap(struct kunit *test)
 }
 
 static struct kunit_case ds_core_test_cases[] = {
-	KUNIT_CASE(ds_test_all_keeps_every_record),
+	KUNIT_CASE(ds_test_all_keeps_every_branch),
 	KUNIT_CASE(ds_test_user_time_in_kernel),
 	KUNIT_CASE(ds_test_kernel_time_in_user),
-	KUNIT_CASE(ds_test_user_return_unseen),
-	KUNIT_CASE(ds_test_user_ends_in_kernel),
+	KUNIT_CASE(ds_test_user_crossings_staged),
+	KUNIT_CASE(ds_test_user_staged_kernel_ends),
+	KUNIT_CASE(ds_test_kernel_ends_in_user),
 	KUNIT_CASE(ds_test_kernel_entry_unseen),
-	KUNIT_CASE(ds_test_user_starts_in_kernel),
 	KUNIT_CASE(ds_test_batches_split_anywhere),
 	KUNIT_CASE(ds_test_ring_keeps_last_n),
 	KUNIT_CASE(ds_test_continuous_reports_loss),

@@ -50,10 +50,9 @@ struct bts_record {
  *	kernel.  The argument is enum bts_entry_kind in bits 7..0 and the
  *	exception or interrupt vector in bits 15..8.  @to is the user address
  *	where execution resumed and @flags the user address that entered the
- *	kernel (the syscall instruction, the faulting or the interrupted
- *	instruction); either is 0 when the trace did not show it (the stream
- *	started or stopped in the kernel, or the hardware did not record the
- *	return).
+ *	kernel (the syscall instruction, int3, the faulting or the
+ *	interrupted instruction); either is 0 when the trace did not show it
+ *	(the stream started or stopped in the kernel).
  * @BTS_PSEUDO_USER: in a kernel-only stream, one stretch of time in user
  *	mode.  @to is the kernel address execution re-entered at and @flags
  *	the kernel address that returned to user mode; 0 when not seen.
@@ -123,10 +122,9 @@ enum bts_entry_kind {
  * from then on.  Only user-mode branches are recorded, and only user
  * addresses appear in the records: a stretch of time in the kernel is one
  * BTS_PSEUDO_KERNEL record.  Attaching needs the right to ptrace the thread
- * (PTRACE_MODE_ATTACH_REALCREDS).  On a CPU that Meltdown affects, unless
- * sysctl kernel.bts_kernel_recording is 1, the kernel's own branches are
- * kept out of the hardware's buffers, and each BTS_PSEUDO_KERNEL record has
- * 0 for the end of the stretch the hardware did not record.  A read() into
+ * (PTRACE_MODE_ATTACH_REALCREDS).  The hardware never records the kernel's
+ * branches for it; each BTS_PSEUDO_KERNEL record comes from the kernel's
+ * entry and exit code.  A read() into
  * a buffer that faults part way returns the whole records before the fault
  * and keeps the rest for the next read(); one that faults at its first
  * record is -EFAULT.  No record is lost either way.  The buffers of one

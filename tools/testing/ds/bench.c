@@ -45,12 +45,6 @@ static void make_trace(struct bts_record *rec, unsigned int nr)
 	}
 }
 
-static u32 classify(u64 kernel_to)
-{
-	return kernel_to == 0xffffffff81000000ULL ? BTS_ENTRY_SYSCALL :
-		BTS_ENTRY_INTERRUPT;
-}
-
 /* Kept out of line so that callgrind can count it alone. */
 static noinline void bench_copy(struct bts_record *dst,
 				const struct bts_record *src, unsigned int nr)
@@ -98,7 +92,7 @@ int main(int argc, char **argv)
 			kept += n * BATCH;
 			continue;
 		}
-		ds_splay(trace + i, BATCH, streams, n, classify);
+		ds_splay(trace + i, BATCH, streams, n);
 		for (j = 0; j < n; j++)
 			if (s[j].mode == DS_MODE_CONTINUOUS)
 				kept += ds_stream_consume(&s[j], out,

@@ -21,6 +21,8 @@ typedef uint64_t u64;
 typedef int64_t s64;
 
 #define BIT_ULL(n)	(1ULL << (n))
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define min(a, b) ({							\
 	__auto_type __a = (a);						\

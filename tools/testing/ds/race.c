@@ -26,12 +26,6 @@ static void result(bool ok, const char *name, const char *why)
 		printf("#   %s\n", why);
 }
 
-static u32 classify(u64 kernel_to)
-{
-	(void)kernel_to;
-	return BTS_ENTRY_SYSCALL;
-}
-
 /*
  * The accounting of a continuous stream's losses: the loss records it
  * holds and the loss it still owes add up to every record ever dropped,
@@ -93,7 +87,7 @@ static void close_race_setup(struct close_race *r)
 	memset(r, 0, sizeof(*r));
 	ds_stream_init(&r->s, r->buf, ARRAY_SIZE(r->buf), DS_PRIV_USER,
 		       DS_MODE_CONTINUOUS);
-	ds_splay(in, ARRAY_SIZE(in), streams, 1, classify);
+	ds_splay(in, ARRAY_SIZE(in), streams, 1);
 }
 
 static void test_close_vs_suspend(void)
@@ -167,7 +161,7 @@ static void *flow_produce(void *p)
 		for (i = 0; i < FLOW_BATCH; i++, seq++)
 			batch[i] = (struct bts_record){ U(seq * 16),
 							U(seq * 16 + 8), 0 };
-		ds_splay(batch, FLOW_BATCH, streams, 1, classify);
+		ds_splay(batch, FLOW_BATCH, streams, 1);
 	}
 	/* The task exits: the consumer writes the loss it still owes. */
 	ds_stream_close(&f->s);

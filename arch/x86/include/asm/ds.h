@@ -21,6 +21,7 @@
 #include <uapi/linux/bts.h>
 #include <asm/cpu_entry_area.h>
 #include <linux/cpufeature.h>
+#include <asm/ds_entry.h>
 #include <asm/ds_types.h>
 #include <asm/msr.h>
 
@@ -72,12 +73,6 @@ struct ds_bts_ops {
 #define DS_BTS_SUSPENDED	BIT(1)
 /* Task scope: trace the threads and processes it creates, see task_fork. */
 #define DS_BTS_INHERIT		BIT(2)
-/*
- * Both ends of every crossing of the privilege boundary, in the KERNEL and
- * USER pseudo-records: the hardware records both privilege levels while
- * the consumer is active, rather than filter the crossings' return half.
- */
-#define DS_BTS_CROSSINGS	BIT(3)
 
 /**
  * struct ds_bts_config - what a BTS consumer asks for
@@ -157,8 +152,7 @@ struct debug_store *ds_area(int cpu);
 void ds_load_area(void);
 void ds_cpu_shutdown(void);
 
-/* Hooks of the x86 core, not for consumers. */
-DECLARE_STATIC_KEY_FALSE(ds_active);
+/* Hooks of the x86 core, not for consumers; the entry code's: ds_entry.h. */
 void __ds_switch_to(struct task_struct *prev, struct task_struct *next);
 void __ds_nmi_enter(void);
 void __ds_nmi_exit(void);
