@@ -625,8 +625,12 @@ static u64 ds_wanted(struct ds_cpu *dc)
 	for (i = 0; i < n; i++) {
 		privs |= cons[i]->cfg.priv;
 		if (cons[i]->cfg.priv == DS_PRIV_USER &&
-		    !test_thread_flag(TIF_BTS_USER))
+		    !test_thread_flag(TIF_BTS_USER)) {
+			/* Its entry into the kernel went unseen. */
+			current->thread.ds_entry_kind = BTS_ENTRY_UNKNOWN;
+			current->thread.ds_entry_from = 0;
 			set_thread_flag(TIF_BTS_USER);
+		}
 	}
 	/* A ring overwrites its oldest record only with BTINT clear. */
 	if (dc->ring)
@@ -943,10 +947,7 @@ void __ds_exit_to_user_mode(struct pt_regs *regs)
 {
 	struct bts_record rec = ds_kernel_time(regs->ip);
 
-	if (static_branch_unlikely(&ds_active))
-		ds_stage_crossing(&rec);
-	else
-		clear_thread_flag(TIF_BTS_USER);
+	ds_stage_crossing(&rec);
 }
 
 /*
@@ -1219,11 +1220,20 @@ static int ds_hp_offline(unsigned int cpu)
 /* Free every CPU's staging buffer.  Context: ds_mutex, cpus_read_lock. */
 static void ds_teardown(void)
 {
+	struct task_struct *p, *t;
 	unsigned int cpu;
 
 	for_each_online_cpu(cpu)
 		ds_cpu_down(cpu);
 	static_branch_disable_cpuslocked(&ds_active);
+	/*
+	 * Nobody looks at TIF_BTS_USER now; left set, it would send its
+	 * tasks through arch_exit_work() at every return to user mode.
+	 */
+	rcu_read_lock();
+	for_each_process_thread(p, t)
+		clear_tsk_thread_flag(t, TIF_BTS_USER);
+	rcu_read_unlock();
 }
 
 static void ds_teardown_fn(struct work_struct *work)

@@ -2,8 +2,11 @@
 /*
  * Cost of filtering and splaying branch records, for bench/ds-splay:
  *
- *   ds_bench splay N    splay a synthetic trace into N streams (1..5)
- *   ds_bench memcpy N   copy the same records N times, the baseline
+ *   ds_bench splay N [user]   splay a synthetic trace into N streams (1..5)
+ *   ds_bench memcpy N [user]  copy the same records N times, the baseline
+ *
+ * "user": the trace as the hardware writes it with only user-only
+ * consumers on the CPU (BTS_OFF_OS); otherwise with both privileges.
  *
  * Both work in batches of BATCH records, as a drain of one hardware
  * sub-buffer would, and consume continuous streams between batches.  Run
@@ -20,14 +23,19 @@
 
 /*
  * A user program's trace: mostly user branches, a syscall every 64
- * records with a few kernel branches behind it, an interrupt every 1000.
+ * records with a few kernel branches behind it, an interrupt every 1000,
+ * and before each return to user mode the KERNEL record ds.c stages.
+ * With @user_only, what the hardware writes of it with BTS_OFF_OS (all
+ * consumers user-only), under the target-CPL semantics: the user branches
+ * and the returns to user mode.
  */
-static void make_trace(struct bts_record *rec, unsigned int nr)
+static void make_trace(struct bts_record *rec, unsigned int nr,
+		       bool user_only)
 {
 	u64 user = 0x400000, kernel = 0xffffffff81000000ULL;
-	unsigned int i;
+	unsigned int i, n = 0;
 
-	for (i = 0; i < nr; i++) {
+	for (i = 0; n < nr; i++) {
 		unsigned int k = i % 64;
 		u64 from, to;
 
@@ -41,7 +49,18 @@ static void make_trace(struct bts_record *rec, unsigned int nr)
 			from = user + i % 4096;
 			to = user + (i * 7) % 4096;
 		}
-		rec[i] = (struct bts_record){ .from = from, .to = to };
+		if (user_only && (s64)from < 0 && (s64)to < 0)
+			continue;
+		if (user_only && (s64)from >= 0 && (s64)to < 0)
+			continue;
+		if ((s64)from < 0 && (s64)to >= 0)	/* staged, then sysret */
+			rec[n++] = (struct bts_record){
+				.from = BTS_PSEUDO(BTS_PSEUDO_KERNEL,
+						   BTS_ENTRY_SYSCALL),
+				.to = to, .flags = to - 2,
+			};
+		if (n < nr)
+			rec[n++] = (struct bts_record){ .from = from, .to = to };
 	}
 }
 
@@ -64,8 +83,10 @@ int main(int argc, char **argv)
 	unsigned int n, i, j;
 	u64 kept = 0;
 
-	if (argc != 3 || (strcmp(argv[1], "splay") && strcmp(argv[1], "memcpy"))) {
-		fprintf(stderr, "usage: ds_bench splay|memcpy N\n");
+	if (argc < 3 || argc > 4 ||
+	    (strcmp(argv[1], "splay") && strcmp(argv[1], "memcpy")) ||
+	    (argc == 4 && strcmp(argv[3], "user"))) {
+		fprintf(stderr, "usage: ds_bench splay|memcpy N [user]\n");
 		return 2;
 	}
 	n = atoi(argv[2]);
@@ -76,7 +97,7 @@ int main(int argc, char **argv)
 	trace = malloc(NR_RECORDS * sizeof(*trace));
 	if (!trace)
 		return 1;
-	make_trace(trace, NR_RECORDS);
+	make_trace(trace, NR_RECORDS, argc == 4);
 
 	for (i = 0; i < n; i++) {
 		/* The fourth and fifth are rings, as flight recorders are. */

@@ -10,7 +10,8 @@
  * (__ds_enter_from_user_mode()), the exit to user mode stages the
  * BTS_PSEUDO_KERNEL record with where it resumes
  * (__ds_exit_to_user_mode()).  Only tasks with TIF_BTS_USER pay for it,
- * and nobody while the layer has no consumer (the ds_active key).
+ * and nobody while the layer has no consumer (the ds_active key; the
+ * layer clears the flag everywhere when it goes idle).
  */
 #ifndef _ASM_X86_DS_ENTRY_H
 #define _ASM_X86_DS_ENTRY_H
@@ -54,7 +55,8 @@ static __always_inline void ds_irq_from_user_mode(struct pt_regs *regs,
 static __always_inline void ds_exit_to_user_mode(struct pt_regs *regs,
 						 unsigned long ti_work)
 {
-	if (unlikely(ti_work & _TIF_BTS_USER))
+	if (static_branch_unlikely(&ds_active) &&
+	    unlikely(ti_work & _TIF_BTS_USER))
 		__ds_exit_to_user_mode(regs);
 }
 
