@@ -96,12 +96,16 @@ static void ds_test_nmi_after_claimed_pmi(struct kunit *test)
 
 	if (!ds_bts_available())
 		kunit_skip(test, "no BTS");
-	/* A ring of both privilege levels; the knob is read at request. */
+	/*
+	 * A ring of both privilege levels, and another consumer (kernel
+	 * mode too: a user-only one needs DS-CPL); the knob is read at
+	 * request.
+	 */
 	WRITE_ONCE(ds_kernel_recording, 1);
 	t.ring = ds_test_request(test, cpu, DS_PRIV_ALL, DS_MODE_RING);
-	WRITE_ONCE(ds_kernel_recording, allowed);
-	t.other = ds_test_request(test, cpu, DS_PRIV_USER,
+	t.other = ds_test_request(test, cpu, DS_PRIV_KERNEL,
 				  DS_MODE_CONTINUOUS);
+	WRITE_ONCE(ds_kernel_recording, allowed);
 
 	smp_call_function_single(cpu, ds_test_pmi_then_ring, &t, 1);
 	ds_release_bts(t.other);
@@ -141,13 +145,16 @@ static void ds_test_owed_pmi_steps(void *p)
 
 static void ds_test_owed_pmi(struct kunit *test)
 {
-	int cpu = cpumask_first(cpu_online_mask);
+	int allowed = ds_kernel_recording, cpu = cpumask_first(cpu_online_mask);
 	struct ds_test_owed t = { };
 	struct ds_consumer *c;
 
 	if (!ds_bts_available())
 		kunit_skip(test, "no BTS");
-	c = ds_test_request(test, cpu, DS_PRIV_USER, DS_MODE_CONTINUOUS);
+	/* Not user-only, which needs DS-CPL. */
+	WRITE_ONCE(ds_kernel_recording, 1);
+	c = ds_test_request(test, cpu, DS_PRIV_KERNEL, DS_MODE_CONTINUOUS);
+	WRITE_ONCE(ds_kernel_recording, allowed);
 	smp_call_function_single(cpu, ds_test_owed_pmi_steps, &t, 1);
 	ds_release_bts(c);
 
