@@ -1543,7 +1543,14 @@ void ds_release_bts(struct ds_consumer *c)
 	mutex_unlock(&ds_mutex);
 	/* Make the hardware follow; no producer finds @c after this. */
 	ds_sync(c, DS_SYNC_NONE);
-	synchronize_rcu();
+	/*
+	 * Nor does one that found it before, once a grace period has passed;
+	 * but none has found the consumer of an exited task since its exit
+	 * (see ds_exit_thread()), and a file tracing a build releases
+	 * thousands of those.
+	 */
+	if (!ds_stream_closed(&c->stream))
+		synchronize_rcu();
 	/* Nor an exit or a clone: one under way has made its call. */
 	ds_callbacks_wait(c);
 

@@ -474,6 +474,20 @@ void ds_stream_close(struct ds_stream *s)
 }
 
 /**
+ * ds_stream_closed() - whether the stream's task exited
+ * @s: the stream
+ *
+ * Context: any.
+ * Return: true once ds_stream_close() made the stream the consumer's for
+ * good; what the task's exit did before is visible then.
+ */
+bool ds_stream_closed(const struct ds_stream *s)
+{
+	/* Pairs with smp_store_release() in ds_stream_close(). */
+	return smp_load_acquire(&s->writer) == DS_WRITER_CLOSED;
+}
+
+/**
  * ds_stream_flush_lost() - write the loss record a stream still owes
  * @s: the stream, continuous
  *

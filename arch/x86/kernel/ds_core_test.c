@@ -250,7 +250,9 @@ static void ds_test_kernel_ends_in_user(struct kunit *test)
 	ds_splay(in, ARRAY_SIZE(in), streams, 1);
 	KUNIT_EXPECT_EQ_MSG(test, ds_stream_pending(&s), 1,
 			    "the user time is held until the return");
+	KUNIT_EXPECT_TRUE_MSG(test, !ds_stream_closed(&s), "closed early");
 	ds_stream_close(&s);
+	KUNIT_EXPECT_TRUE_MSG(test, ds_stream_closed(&s), "not closed");
 	ds_stream_close(&s);
 	n = ds_stream_consume(&s, out, DS_TEST_MAX);
 	ds_test_expect_records(test, "kernel-only, ends in user mode", out, n,
