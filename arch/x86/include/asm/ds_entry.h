@@ -51,7 +51,10 @@ static __always_inline void ds_irq_from_user_mode(struct pt_regs *regs,
 						vector << 8;
 }
 
-/* From arch_exit_to_user_mode_prepare(), interrupts off. */
+/*
+ * From arch_exit_work(), interrupts off: only for tasks with work flags,
+ * so nothing more on the way out for the others.
+ */
 static __always_inline void ds_exit_to_user_mode(struct pt_regs *regs,
 						 unsigned long ti_work)
 {
