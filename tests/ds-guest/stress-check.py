@@ -268,6 +268,13 @@ def _drop(c, n, pred):
     c.s[n] = s
 
 
+def _drop_user_busiest(c):
+    """A user-mode record dropped from the busy ring that holds the most:
+    the other may be all kernel after busy's loop (c_busy_rings())."""
+    n = max(("fb0", "fb1"), key=lambda k: sum(map(_user, c.s[k] or [])))
+    _drop(c, n, _user)
+
+
 def _user(r):
     return not is_pseudo(r[0]) and not kaddr(r[0]) and not kaddr(r[1])
 
@@ -287,7 +294,7 @@ def _to_user(c, n):
 MUTATIONS = {
     "c_lossless": lambda c: _drop(c, "ll", _user),
     "c_flight_rings": lambda c: _to_user(c, "fr1"),
-    "c_busy_rings": lambda c: _drop(c, "fb1", _user),
+    "c_busy_rings": lambda c: _drop_user_busiest(c),
 }
 
 
