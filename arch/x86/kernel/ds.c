@@ -352,8 +352,7 @@ static void __init ds_entry_points_init(void)
 }
 
 /* The entry point whose code @ret lies in, or NULL. */
-static __always_inline const struct ds_entry_point *
-ds_entry_point_of(unsigned long ret)
+static const struct ds_entry_point *ds_entry_point_of(unsigned long ret)
 {
 	unsigned int lo = 0, hi = ds_nr_entry_points;
 
@@ -372,26 +371,6 @@ ds_entry_point_of(unsigned long ret)
 	if (!hi || ds_entry_points[lo].addr > ret)
 		return NULL;
 	return &ds_entry_points[lo];
-}
-
-/**
- * __ds_enter_from_user_mode() - note how and where user mode entered
- * @regs: the user registers
- *
- * For the BTS_PSEUDO_KERNEL record __ds_exit_to_user_mode() stages.  Under
- * FRED no stub calls into C, and the kind is left unknown.
- *
- * Context: arch_enter_from_user_mode(), for current with TIF_BTS_USER.
- */
-noinstr void __ds_enter_from_user_mode(struct pt_regs *regs)
-{
-	struct thread_struct *t = &current->thread;
-	const struct ds_entry_point *ep = NULL;
-
-	if (!cpu_feature_enabled(X86_FEATURE_FRED))
-		ep = ds_entry_point_of(((unsigned long *)regs)[-1]);
-	t->ds_entry_kind = ep ? ep->kind : BTS_ENTRY_UNKNOWN;
-	t->ds_entry_from = regs->ip - (ep ? ep->back : 0);
 }
 
 /*
@@ -925,12 +904,24 @@ static void ds_stage_crossing(const struct bts_record *rec)
 static struct bts_record ds_kernel_time(u64 resume_to)
 {
 	struct thread_struct *t = &current->thread;
-	struct bts_record rec = {
-		.from	= BTS_PSEUDO(BTS_PSEUDO_KERNEL, t->ds_entry_kind),
-		.to	= resume_to,
-		.flags	= t->ds_entry_from,
-	};
+	u32 kind = t->ds_entry_kind;
+	u64 from = t->ds_entry_from;
+	struct bts_record rec;
 
+	/* What the entry noted: its stub (ds_enter_from_user_mode()). */
+	if (kind & DS_ENTRY_NOTED) {
+		unsigned long ret = (unsigned long)__entry_text_start +
+				    (kind & ~DS_ENTRY_NOTED);
+		const struct ds_entry_point *ep = ds_entry_point_of(ret);
+
+		kind = ep ? ep->kind : BTS_ENTRY_UNKNOWN;
+		from -= ep ? ep->back : 0;
+	}
+	rec = (struct bts_record) {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_KERNEL, kind),
+		.to	= resume_to,
+		.flags	= from,
+	};
 	t->ds_entry_kind = BTS_ENTRY_UNKNOWN;
 	t->ds_entry_from = 0;
 	return rec;

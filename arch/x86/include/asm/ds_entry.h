@@ -7,8 +7,8 @@
  * it ever reaches the staging buffers, which PTI maps into user page
  * tables.  Its streams learn of each stretch in the kernel from here
  * instead: the entry from user mode notes how and where it came
- * (__ds_enter_from_user_mode()), the exit to user mode stages the
- * BTS_PSEUDO_KERNEL record with where it resumes
+ * (ds_enter_from_user_mode()), the exit to user mode stages the
+ * BTS_PSEUDO_KERNEL record with where it resumed
  * (__ds_exit_to_user_mode()).  Only tasks with TIF_BTS_USER pay for it,
  * and nobody while the layer has no consumer (the ds_active key; the
  * layer clears the flag everywhere when it goes idle).
@@ -16,26 +16,49 @@
 #ifndef _ASM_X86_DS_ENTRY_H
 #define _ASM_X86_DS_ENTRY_H
 
+#include <linux/bits.h>
 #include <linux/jump_label.h>
 #include <linux/sched.h>
 #include <linux/thread_info.h>
 #include <uapi/linux/bts.h>
 #include <asm/ptrace.h>
+#include <asm/sections.h>
 
 #ifdef CONFIG_X86_DS
 
 /* On while the layer has consumers; see ds_start(). */
 DECLARE_STATIC_KEY_FALSE(ds_active);
 
-void __ds_enter_from_user_mode(struct pt_regs *regs);
 void __ds_exit_to_user_mode(struct pt_regs *regs);
 
-/* From arch_enter_from_user_mode(): noinstr, RCU not watching yet. */
+/*
+ * thread_struct.ds_entry_kind as the entry leaves it: DS_ENTRY_NOTED and
+ * where in the entry text the stub that called into C returns to, for
+ * the exit to classify (__ds_exit_to_user_mode()); or, from an external
+ * interrupt, the BTS_PSEUDO_KERNEL argument itself.
+ */
+#define DS_ENTRY_NOTED		BIT(31)
+
+/*
+ * From arch_enter_from_user_mode(): noinstr, RCU not watching yet.  No
+ * call: the system call path would save registers for it, traced or not.
+ * The entry stub's call into C left its return address right below
+ * pt_regs (entry_64.S, idtentry_body; entry_SYSCALL_64 and the compat
+ * entries alike); FRED's entry differs, and is left unknown.
+ */
 static __always_inline void ds_enter_from_user_mode(struct pt_regs *regs)
 {
 	if (static_branch_unlikely(&ds_active) &&
-	    (read_thread_flags() & _TIF_BTS_USER))
-		__ds_enter_from_user_mode(regs);
+	    (read_thread_flags() & _TIF_BTS_USER)) {
+		struct thread_struct *t = &current->thread;
+		unsigned long off = ((unsigned long *)regs)[-1] -
+				    (unsigned long)__entry_text_start;
+
+		t->ds_entry_kind = !cpu_feature_enabled(X86_FEATURE_FRED) &&
+				   off < DS_ENTRY_NOTED ?
+				   DS_ENTRY_NOTED | off : BTS_ENTRY_UNKNOWN;
+		t->ds_entry_from = regs->ip;
+	}
 }
 
 /*
