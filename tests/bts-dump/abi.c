@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/bts.h>
 #include <linux/sched.h>
@@ -78,6 +79,7 @@ static int attach_err(struct bts_attach *a)
  * at the same address as its parent.
  */
 extern const char exec_syscall[], exec_insn[], clone3_syscall[], clone3_insn[];
+extern const char getpid_syscall[], getpid_insn[];
 
 #define SYSCALL_FN(fn, insn)						\
 	asm(".text\n"							\
@@ -95,6 +97,19 @@ extern const char exec_syscall[], exec_insn[], clone3_syscall[], clone3_insn[];
 
 SYSCALL_FN(exec_syscall, exec_insn);
 SYSCALL_FN(clone3_syscall, clone3_insn);
+SYSCALL_FN(getpid_syscall, getpid_insn);
+
+/* int $0x80 at int80_insn: the i386 system call eax names. */
+extern const char int80_insn[];
+static long int80(long nr)
+{
+	long ret;
+
+	asm volatile(".hidden int80_insn\n"
+		     "int80_insn: int $0x80"
+		     : "=a"(ret) : "a"(nr) : "memory");
+	return ret;
+}
 
 /* System call @nr by the function @fn of SYSCALL_FN(). */
 static long syscall_by(const char *fn, long nr, long a, long b, long c)
@@ -829,6 +844,122 @@ static void fault_reads(void)
 	munmap(map, 2 * page);
 }
 
+/* The system calls the detail test makes, in order, and what it expects. */
+#define I386_GETPID	20
+#define X32_BIT		0x40000000UL
+
+static int detail_calls(void)
+{
+	volatile char *page;
+
+	syscall_by(getpid_syscall, SYS_getpid, 0, 0, 0);
+	/* x32's getpid; -ENOSYS without CONFIG_X86_X32_ABI, entered all the same. */
+	syscall_by(getpid_syscall, X32_BIT | SYS_getpid, 0, 0, 0);
+	int80(I386_GETPID);
+	/* A write fault on a fresh page: error code "user, write, not present". */
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return 1;
+	*page = 1;
+	return 0;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Every KERNEL record comes after its detail: the system call number and
+ * table the thread used (64-bit, x32, int $0x80) and a page fault's error
+ * code, and the time it went back to user mode, in CLOCK_MONOTONIC
+ * between the release of the child and its reaping, never going back.
+ */
+static void kernel_details(void)
+{
+	struct bts_attach a = { .size = sizeof(a) };
+	struct bts_record r[4096];
+	int fd, go, status, kernel = 0, detailed = 0, back = 0, late = 0;
+	int seen64 = 0, seenx32 = 0, seen386 = 0, seenpf = 0;
+	struct bts_record d = {};
+	__u64 t0, t1, last = 0;
+	long got, i;
+	pid_t pid;
+
+	fd = dev();
+	pid = waiter_fn(&go, detail_calls);
+	a.pid = pid;
+	tap(!ioctl_err(fd, BTS_IOC_ATTACH, &a), "details: attach");
+	t0 = now_ns();
+	if (write(go, "x", 1) != 1)
+		exit(1);
+	close(go);
+	waitpid(pid, &status, 0);
+	t1 = now_ns();
+	while ((got = read(fd, r, sizeof(r))) > 0) {
+		for (i = 0; i < got / (long)sizeof(r[0]); i++) {
+			__u32 type = BTS_PSEUDO_TYPE(r[i].from);
+			__u32 arg = BTS_PSEUDO_ARG(r[i].from);
+
+			if (!BTS_RECORD_IS_PSEUDO(r[i].from)) {
+				d.from = 0;
+				continue;
+			}
+			if (type == BTS_PSEUDO_THREAD)
+				continue;
+			if (type == BTS_PSEUDO_DETAIL) {
+				d = r[i];
+				continue;
+			}
+			if (type != BTS_PSEUDO_KERNEL)
+				continue;
+			kernel++;
+			if (!d.from || BTS_DETAIL_TYPE(d.from) !=
+			    BTS_PSEUDO_KERNEL ||
+			    BTS_DETAIL_LAYOUT(d.from) != BTS_DETAIL_KERNEL_ENTRY) {
+				d.from = 0;
+				continue;
+			}
+			detailed++;
+			back += d.flags < last;
+			late += d.flags < t0 || d.flags > t1;
+			last = d.flags;
+			if ((arg & 0xff) == BTS_ENTRY_SYSCALL &&
+			    r[i].flags == (__u64)(unsigned long)getpid_insn) {
+				seen64 += BTS_DETAIL_VAL(d.from) ==
+					  BTS_ABI_X86_64 && d.to == SYS_getpid;
+				seenx32 += BTS_DETAIL_VAL(d.from) == BTS_ABI_X32 &&
+					   d.to == (X32_BIT | SYS_getpid);
+			}
+			if ((arg & 0xff) == BTS_ENTRY_SYSCALL &&
+			    r[i].flags == (__u64)(unsigned long)int80_insn)
+				seen386 += BTS_DETAIL_VAL(d.from) == BTS_ABI_I386 &&
+					   d.to == I386_GETPID;
+			if ((arg & 0xff) == BTS_ENTRY_EXCEPTION &&
+			    (arg >> 8 & 0xff) == 14)
+				seenpf += BTS_DETAIL_VAL(d.from) == BTS_ABI_NONE &&
+					  (d.to & 6) == 6;
+			d.from = 0;
+		}
+	}
+	close(fd);
+	tap(WIFEXITED(status) && !WEXITSTATUS(status) && kernel > 3 &&
+	    detailed == kernel,
+	    "details: every KERNEL record has its detail (%d of %d)",
+	    detailed, kernel);
+	tap(seen64 == 1 && seenx32 == 1 && seen386 == 1,
+	    "details: system call numbers and tables: x86-64 %d, x32 %d, int $0x80 %d",
+	    seen64, seenx32, seen386);
+	tap(seenpf > 0, "details: a write fault's error code (%d)", seenpf);
+	tap(!back && !late,
+	    "details: times in CLOCK_MONOTONIC while the child ran, in order (%d out of [%llu, %llu], %d back)",
+	    late, (unsigned long long)t0, (unsigned long long)t1, back);
+}
+
 int main(int argc, char **argv)
 {
 	struct_rules();
@@ -838,6 +969,7 @@ int main(int argc, char **argv)
 	fault_reads();
 	failed_clone();
 	ring();
+	kernel_details();
 	if (!getuid()) {
 		user_limit();
 		gone_threads();

@@ -195,6 +195,8 @@ def dump_key(r):
         entry = r.get("entry")
         if entry == "exception":
             entry = f"exception:{SIGNAL_OF_VECTOR.get(r.get('vector'), -1)}"
+        elif entry == "syscall":
+            entry = f"syscall:{r.get('syscall_nr', '?')}"
         return ("K", num(r.get("from", 0)), entry, num(r.get("to", 0)))
     if kind == "lost":
         return ("L", num(r.get("count", 0)))
@@ -398,12 +400,16 @@ def compare_ring(oracle, dump, n, sym, diag):
         want = [oracle_key(e) for e in w]
         records = [r for r in g if dump_key(r)]
         got, aside = trace_keys(g)
-        diag(f"thread {t}: ring of {len(records)} records, {aside} set "
-             f"aside; the oracle's trace has {len(want)}")
+        # The ring's records include the kernel's detail before each
+        # kernel record (its "time"), which the dump shows in that record.
+        details = sum(1 for r in g if r.get("kind") == "kernel" and
+                      "time" in r)
+        held = len(records) + details
+        diag(f"thread {t}: ring of {held} records ({details} details), "
+             f"{aside} set aside; the oracle's trace has {len(want)}")
         # Not more than N, and N unless the whole trace was shorter.
-        if len(records) != n and not (len(records) < n and
-                                      len(got) == len(want)):
-            diag(f"thread {t}: {len(records)} records in a ring of {n}")
+        if held != n and not (held < n and len(got) == len(want)):
+            diag(f"thread {t}: {held} records in a ring of {n}")
             ok = False
         tail = want[len(want) - len(got):] if len(got) <= len(want) \
             else [None] * (len(got) - len(want)) + want
@@ -757,7 +763,8 @@ def tap_check(lines, require, diag):
 
 PSEUDO_TAG = 0x80000000
 ENTRY_NAMES = {0: "unknown", 1: "syscall", 2: "exception", 3: "interrupt"}
-P_KERNEL, P_LOST, P_THREAD = 1, 3, 6
+P_KERNEL, P_LOST, P_THREAD, P_DETAIL = 1, 3, 6, 7
+ABI_NONE, ABI_X86_64, ABI_X32, X32_SYSCALL_BIT = 0, 1, 2, 1 << 30
 THREAD_NEW, THREAD_EXIT = 1, 2
 
 
@@ -766,11 +773,13 @@ def records_to_dicts(data):
     bytes each, THREAD records saying whose the next ones are) as the
     dicts of bts-dump's jsonl, without symbols."""
     out, tid, pid = [], None, None
+    detail = {}     # per thread: the KERNEL_ENTRY detail (abi, orig_ax)
     if len(data) % 24:
         raise ValueError(f"{len(data)} bytes: not whole records")
     for off in range(0, len(data), 24):
         frm, to, flags = struct.unpack_from("<QQQ", data, off)
         if frm >> 32 != PSEUDO_TAG:
+            detail.pop(tid, None)
             out.append({"tid": tid, "pid": pid, "kind": "branch",
                         "from": hex(frm), "to": hex(to)})
             continue
@@ -783,9 +792,19 @@ def records_to_dicts(data):
                             "thread_new" if arg == THREAD_NEW
                             else "thread_exit"})
             continue
+        if typ == P_DETAIL:
+            # Layout 0 of a KERNEL record's detail; THREAD framing may
+            # come between them.
+            if arg & 0xffff == P_KERNEL:
+                detail[tid] = (arg >> 16, to)
+            continue
+        abi, ax = detail.pop(tid, (ABI_NONE, None))
         if typ == P_KERNEL:
             entry = ENTRY_NAMES.get(arg & 0xff, "unknown")
             r.update(kind="kernel", entry=entry)
+            if entry == "syscall" and abi != ABI_NONE:
+                r["syscall_nr"] = ax & ~X32_SYSCALL_BIT \
+                    if abi == ABI_X32 else ax
             if entry in ("exception", "interrupt"):
                 r["vector"] = arg >> 8
             r.update({k: hex(v) for k, v in (("from", flags), ("to", to))
@@ -861,10 +880,13 @@ def synthesize(oracle, sym, own):
                 if frm in lines:
                     r["from_src"] = lines[frm]
             else:
-                entry, _, sig = what.partition(":")
-                r.update(kind="kernel", entry=entry)
-                if sig:
-                    r["vector"] = VECTOR_OF_SIGNAL[int(sig)]
+                entry, _, n = what.partition(":")
+                # time: the kernel's detail came before it
+                r.update(kind="kernel", entry=entry, time=len(recs))
+                if entry == "syscall":
+                    r["syscall_nr"] = int(n)
+                elif n:
+                    r["vector"] = VECTOR_OF_SIGNAL[int(n)]
             recs.append(r)
         recs.append({"tid": tid, "pid": pid, "kind": "thread_exit"})
     return recs
@@ -923,6 +945,11 @@ def self_test(oracle, sym, own, diag):
            recs[scall + 2:])
     expect("a system call made an exception", False, trace,
            edit(scall, entry="exception", vector=6))
+    expect("a system call's number changed", False, trace,
+           edit(scall, syscall_nr=recs[scall]["syscall_nr"] + 1))
+    expect("a system call without its number", False, trace,
+           recs[:scall] + [{k: v for k, v in recs[scall].items()
+                            if k != "syscall_nr"}] + recs[scall + 1:])
     expect("a return to user mode elsewhere", False, trace,
            edit(scall, to=hex(num(recs[scall]["to"]) + 2)))
     expect("a return to user mode unknown", False, trace,
@@ -988,7 +1015,20 @@ def self_test(oracle, sym, own, diag):
         return ([{"tid": t, "pid": pid, "kind": "thread_new"}] + rs +
                 [{"tid": t, "pid": pid, "kind": "thread_exit"}])
 
-    ring = [r for t in tids for r in framed(t, body(t)[-n:])]
+    def ring_of(rs, n):
+        """The last @n records of a ring: a kernel record with its detail
+        takes two, and loses the detail where the ring begins."""
+        out, held = [], 0
+        for r in reversed(rs):
+            if held == n:
+                break
+            if "time" in r and held + 2 > n:
+                r = {k: v for k, v in r.items() if k != "time"}
+            out.append(r)
+            held += 1 + ("time" in r)
+        return out[::-1]
+
+    ring = [r for t in tids for r in framed(t, ring_of(body(t), n))]
     rng = lambda d: compare_ring(oracle, d, n, sym, q)  # noqa: E731
     last = max(i for i, r in enumerate(ring) if r["tid"] == main and
                r["kind"] == "branch")
@@ -1000,7 +1040,7 @@ def self_test(oracle, sym, own, diag):
                                                   0x10))] + ring[last + 1:])
     expect("a ring one record too early", False, rng,
            [r for r in ring if r["tid"] != main] +
-           framed(main, body(main)[-n - 1:-1]))
+           framed(main, ring_of(body(main)[:-1], n)))
 
     first = next(i for i in br if own.has(num(recs[i]["from"])) and
                  own.has(num(recs[i]["to"])))
@@ -1081,6 +1121,11 @@ def self_test(oracle, sym, own, diag):
             elif r["kind"] == "branch":
                 vals = (num(r["from"]), num(r["to"]), 0)
             elif r["kind"] == "kernel":
+                # The detail first (layout 0; the x86-64 ABI's number).
+                nr = r.get("syscall_nr")
+                out += struct.pack("<QQQ", tag | (P_KERNEL | (
+                    ABI_NONE if nr is None else ABI_X86_64) << 16) << 8 |
+                    P_DETAIL, (1 << 64) - 1 if nr is None else nr, 0)
                 arg = kinds[r["entry"]] | (r.get("vector") or 0) << 8
                 vals = (tag | arg << 8 | P_KERNEL, num(r.get("to", 0)),
                         num(r.get("from", 0)))
@@ -1089,9 +1134,9 @@ def self_test(oracle, sym, own, diag):
             out += struct.pack("<QQQ", *vals)
         return bytes(out)
 
+    saved = len(encode(recs)) // 24
     good = ("records=%d lost=0 throttled=7 threads=%d untraced=0 read=%d "
-            "slow_reads=7" % (len(recs) - 2 * len(tids), len(tids),
-                              len(recs)))
+            "slow_reads=7" % (saved - 2 * len(tids), len(tids), saved))
     for name, data, line, want in (
             ("the slow reader's trace", encode(recs), good, True),
             ("a slow reader's trace with a record dropped",
@@ -1110,7 +1155,7 @@ def self_test(oracle, sym, own, diag):
             ("a slow reader with records lost", encode(recs),
              good.replace("lost=0", "lost=1"), False),
             ("a slow reader that read less than was put", encode(recs),
-             good.replace(f"read={len(recs)}", "read=5"), False),
+             good.replace(f"read={saved}", "read=5"), False),
             ("a slow reader's summary without its counts", encode(recs),
              "records=5 lost=0", False)):
         expect_fn(name, want,

@@ -13,17 +13,20 @@
  * below the kernel half and flags 0; a KERNEL pseudo-record user
  * addresses (or 0) in @to and @flags; there is no USER or SWITCH record,
  * and nothing else looks like a kernel address at a record position.
+ * Every KERNEL record comes right after its detail (THREAD records may
+ * come between), a known layout whose times never go back in a thread.
  *
  * Prints one line of counts,
  *
  *	records=N branches=N kernel=N lost_records=N lost=N threads=N
- *	exits=N markers=N bad=N
+ *	exits=N markers=N details=N bad=N
  *
  * then, for each -r, "range LO-HI N": the branches whose source is in
  * [LO, HI) (hex).  Exit status 1 when a record is bad or the file is not
  * a well-formed raw file, 2 on usage or I/O errors.
  */
 #include <endian.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +48,17 @@ struct range {
 static struct range ranges[MAX_RANGES];
 static int nr_ranges;
 static uint64_t records, branches, kernel, lost_records, lost, threads;
-static uint64_t exits, markers, bad;
+static uint64_t exits, markers, details, bad;
+/*
+ * Of each thread, by tid modulo the size: the time of its last detail,
+ * and whether that waits for its record.  @cur: the thread whose records
+ * these are (the last THREAD record).
+ */
+#define THREADS	65536
+static struct thread {
+	uint64_t tid, time;
+	bool pending;
+} thread[THREADS], *cur = &thread[0];
 
 static uint64_t get64(const unsigned char *p)
 {
@@ -81,6 +94,10 @@ static void check_record(const unsigned char *p, uint64_t off)
 	records++;
 	if (!BTS_RECORD_IS_PSEUDO(from)) {
 		branches++;
+		if (cur->pending)
+			complain(off, from, to, flags,
+				 "a detail without its record");
+		cur->pending = false;
 		if (from >= USER_TOP || to >= USER_TOP)
 			complain(off, from, to, flags, "kernel address");
 		else if (flags)
@@ -90,11 +107,34 @@ static void check_record(const unsigned char *p, uint64_t off)
 				ranges[i].n++;
 		return;
 	}
+	if (cur->pending && BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_KERNEL &&
+	    BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_THREAD)
+		complain(off, from, to, flags, "a detail without its record");
+	if (BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_THREAD &&
+	    BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_KERNEL &&
+	    BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_DETAIL)
+		cur->pending = false;
 	switch (BTS_PSEUDO_TYPE(from)) {
 	case BTS_PSEUDO_KERNEL:
 		kernel++;
 		if (to >= USER_TOP || flags >= USER_TOP)
 			complain(off, from, to, flags, "kernel address");
+		if (!cur->pending)
+			complain(off, from, to, flags, "KERNEL without detail");
+		cur->pending = false;
+		break;
+	case BTS_PSEUDO_DETAIL:
+		details++;
+		if (cur->pending)
+			complain(off, from, to, flags, "two details");
+		if (BTS_DETAIL_TYPE(from) != BTS_PSEUDO_KERNEL ||
+		    BTS_DETAIL_LAYOUT(from) != BTS_DETAIL_KERNEL_ENTRY ||
+		    BTS_DETAIL_VAL(from) > BTS_ABI_I386)
+			complain(off, from, to, flags, "detail");
+		if (flags < cur->time)
+			complain(off, from, to, flags, "time went back");
+		cur->time = flags;
+		cur->pending = true;
 		break;
 	case BTS_PSEUDO_LOST:
 		lost_records++;
@@ -109,6 +149,9 @@ static void check_record(const unsigned char *p, uint64_t off)
 			complain(off, from, to, flags, "thread id");
 		threads += BTS_PSEUDO_ARG(from) == BTS_THREAD_NEW;
 		exits += BTS_PSEUDO_ARG(from) == BTS_THREAD_EXIT;
+		cur = &thread[to % THREADS];
+		if (cur->tid != to)
+			*cur = (struct thread){ .tid = to };
 		break;
 	default:
 		complain(off, from, to, flags, "pseudo-record type");
@@ -187,12 +230,12 @@ int main(int argc, char **argv)
 		perror(argv[a]);
 		return 2;
 	}
-	printf("records=%llu branches=%llu kernel=%llu lost_records=%llu lost=%llu threads=%llu exits=%llu markers=%llu bad=%llu\n",
+	printf("records=%llu branches=%llu kernel=%llu lost_records=%llu lost=%llu threads=%llu exits=%llu markers=%llu details=%llu bad=%llu\n",
 	       (unsigned long long)records, (unsigned long long)branches,
 	       (unsigned long long)kernel, (unsigned long long)lost_records,
 	       (unsigned long long)lost, (unsigned long long)threads,
 	       (unsigned long long)exits, (unsigned long long)markers,
-	       (unsigned long long)bad);
+	       (unsigned long long)details, (unsigned long long)bad);
 	for (i = 0; i < (uint32_t)nr_ranges; i++)
 		printf("range %llx-%llx %llu\n",
 		       (unsigned long long)ranges[i].lo,

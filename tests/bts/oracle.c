@@ -31,7 +31,10 @@
  *
  *	TID B FROM TO MNEMONIC	a taken branch, as above
  *	TID K FROM TO ENTRY	a stretch in the kernel: entered at FROM,
- *				back in user mode at TO; ENTRY is "syscall",
+ *				back in user mode at TO; ENTRY is
+ *				"syscall:NR" (NR: rax as the thread made
+ *				the call, eax from 32-bit code, int $0x80
+ *				or sysenter),
  *				"exception:SIG" (a fault that raised signal
  *				SIG) or "unknown" (FROM 0: the thread was
  *				born in the kernel, at the exec or the clone).
@@ -159,6 +162,9 @@ struct thread {
 	enum entry entry;	/* -t: the kernel stretch not listed yet */
 	uint64_t kfrom;		/* where it entered the kernel */
 	int ksig;		/* E_EXCEPTION: the signal */
+	uint64_t nr;		/* rax before the last K_KERNEL step */
+	int midway;		/* the next step goes on with a system call */
+	uint64_t knr;		/* E_SYSCALL: the system call number */
 	struct thread *next;
 };
 
@@ -373,8 +379,10 @@ static void kernel_end(struct thread *t, uint64_t to)
 		(unsigned long long)to);
 	if (t->entry == E_EXCEPTION)
 		fprintf(out, "exception:%d\n", t->ksig);
+	else if (t->entry == E_SYSCALL)
+		fprintf(out, "syscall:%llu\n", (unsigned long long)t->knr);
 	else
-		fputs(t->entry == E_SYSCALL ? "syscall\n" : "unknown\n", out);
+		fputs("unknown\n", out);
 	t->entry = E_NONE;
 }
 
@@ -387,6 +395,7 @@ static void kernel_begin(struct thread *t, enum entry entry, uint64_t pc,
 	t->entry = entry;
 	t->kfrom = pc;
 	t->ksig = sig;
+	t->knr = t->nr;
 }
 
 static struct thread *find_thread(pid_t tid)
@@ -464,6 +473,17 @@ static void step(struct thread *t)
 	t->taken = -1;
 	if (in->kind == K_COND && in->target == t->pc + in->len)
 		t->taken = cond_taken(t->tid, in);
+	/*
+	 * The system call number, as the kernel's entry will see it; not
+	 * when the step goes on after a stop inside the call, where rax is
+	 * the kernel's by now.
+	 */
+	if (follow && in->kind == K_KERNEL && !t->midway) {
+		t->nr = peek_user(t->tid, REG(rax));
+		if (mode32 || in->id != X86_INS_SYSCALL)
+			t->nr = (uint32_t)t->nr;
+	}
+	t->midway = 0;
 	if (++steps > max_steps) {
 		fprintf(stderr, "oracle: more than %llu steps\n", max_steps);
 		kill(leader, SIGKILL);
@@ -585,6 +605,7 @@ static int thread_event(struct thread *t, int status)
 			add_thread(msg);
 		note(t, "%s %lu", event == PTRACE_EVENT_CLONE ? "clone" : "fork",
 		     msg);
+		t->midway = 1;
 		step(t);
 		return 1;
 	}

@@ -30,10 +30,12 @@ import sys
 
 REC = struct.Struct("<QQQ")
 TAG = 0x80000000
-KERNEL, USER, LOST, MARKER, SWITCH = 1, 2, 3, 4, 5
+KERNEL, USER, LOST, MARKER, SWITCH, DETAIL = 1, 2, 3, 4, 5, 7
 PNAMES = {KERNEL: "KERNEL", USER: "USER", LOST: "LOST", MARKER: "MARKER",
           SWITCH: "SWITCH"}
 E_UNKNOWN, E_SYSCALL, E_EXCEPTION, E_INTERRUPT = 0, 1, 2, 3
+ABI_X86_64 = 1
+NR_EXIT_GROUP = 231     # x86-64
 
 # What the workloads do (progs/*.c)
 WORK_STEPS = 1200 + 400
@@ -292,12 +294,44 @@ def ref_kernel(recs, state=None):
     return out
 
 
-def load_records(path):
+class Stream(list):
+    """A stream's records without its BTS_PSEUDO_DETAIL records, which
+    @details holds: for each record, the detail right before it, or None;
+    @stray counts the details no record of the type they name followed;
+    @raw is every record, details included, as the stream held them (what
+    a ring's size and the produced count are in).  From strip_details()."""
+
+    def __init__(self, recs=(), details=None, stray=0, raw=None):
+        super().__init__(recs)
+        self.details = details if details is not None else [None] * len(self)
+        self.stray = stray
+        self.raw = raw if raw is not None else list(recs)
+
+
+def strip_details(raw):
+    out, details, stray, pending = [], [], 0, None
+    for r in raw:
+        if pending and not is_type(r, parg(pending[0]) & 0xff):
+            stray, pending = stray + 1, None
+        if is_type(r, DETAIL):
+            pending = r
+            continue
+        out.append(r)
+        details.append(pending)
+        pending = None
+    return Stream(out, details, stray + (pending is not None), list(raw))
+
+
+def load_raw(path):
     with open(path, "rb") as f:
         data = f.read()
     if len(data) % REC.size:
         raise ValueError(f"{path}: {len(data)} bytes, not whole records")
     return [REC.unpack_from(data, i) for i in range(0, len(data), REC.size)]
+
+
+def load_records(path):
+    return strip_details(load_raw(path))
 
 
 def load_status(path):
@@ -328,7 +362,7 @@ def load_oracle(path):
                     branches.append((frm, to))
                     seq.append(("B", frm, to))
                 else:
-                    seq.append(("K", frm, to, p[4] == "syscall"))
+                    seq.append(("K", frm, to, p[4].startswith("syscall")))
             elif len(p) >= 2:
                 branches.append((int(p[0], 16), int(p[1], 16)))
     summary["stretches"] = seq
@@ -685,6 +719,41 @@ class Checks:
                 ok = False
         return ok
 
+    def c_details(self):
+        """t_user: each KERNEL record after its detail (bts.h): system calls' numbers and ABI, times in order; none in other streams"""
+        if not self.need("t_user", "t_all", "t_kernel"):
+            return False
+        u = self.s["t_user"]
+        ok = True
+        kern = [i for i, r in enumerate(u) if is_type(r, KERNEL)]
+        got = [u.details[i] for i in kern]
+        if None in got or u.stray:
+            self.diag(f"t_user: {got.count(None)} of {len(kern)} KERNEL "
+                      f"records without their detail, {u.stray} stray")
+            return False
+        times = [d[2] for d in got]
+        if times != sorted(times):
+            self.diag("t_user: detail times go back")
+            ok = False
+        # (abi, number) of each system call's detail; the others none.
+        sc = [(parg(d[0]) >> 16, d[1]) for i, d in zip(kern, got)
+              if parg(u[i][0]) & 0xff == E_SYSCALL]
+        other = [parg(d[0]) >> 16 for i, d in zip(kern, got)
+                 if parg(u[i][0]) & 0xff != E_SYSCALL]
+        if not sc or sc[-1] != (ABI_X86_64, NR_EXIT_GROUP) or \
+                any(abi != ABI_X86_64 for abi, _ in sc) or any(other):
+            self.diag(f"t_user: system calls' details {sc[-3:]}, expected "
+                      f"x86-64 ones ending in exit_group; others' ABI "
+                      f"{set(other)}")
+            ok = False
+        self.diag(f"t_user: {len(kern)} details, {len(sc)} of system calls, "
+                  f"{(times[-1] - times[0]) / 1e6:.1f} ms apart")
+        for n in ("t_all", "t_kernel"):
+            if any(self.s[n].details) or self.s[n].stray:
+                self.diag(f"{n}: details in a stream that is not user-only")
+                ok = False
+        return ok
+
     def c_ring_task(self):
         """per-task rings == the last N records of their continuous streams"""
         ok = True
@@ -692,12 +761,13 @@ class Checks:
                            ("t_kernel_ring", "t_kernel")):
             if not self.need(ring, cont):
                 return False
+            # Records as the streams held them: a ring's size counts the
+            # details too.
             n = self.st[ring]["size"]
-            c = self.s[cont]
-            ok &= self.same(f"{ring} vs last {n} of {cont}", self.s[ring],
-                            c[-n:])
-            if len(c) >= n and len(self.s[ring]) != n:
-                self.diag(f"{ring}: {len(self.s[ring])} records, size {n}")
+            c, r = self.s[cont].raw, self.s[ring].raw
+            ok &= self.same(f"{ring} vs last {n} of {cont}", r, c[-n:])
+            if len(c) >= n and len(r) != n:
+                self.diag(f"{ring}: {len(r)} records, size {n}")
                 ok = False
             if self.st[ring]["produced"] != len(c):
                 self.diag(f"{ring}: produced {self.st[ring]['produced']}, "
@@ -713,7 +783,8 @@ class Checks:
                            ("cpu_kernel_ring", "cpu_kernel")):
             if not self.need(ring, cont):
                 return False
-            r, c, n = self.s[ring], self.s[cont], self.st[ring]["size"]
+            r, c = self.s[ring].raw, self.s[cont].raw
+            n = self.st[ring]["size"]
             fr = [i for i, x in enumerate(r) if is_marker(x) and
                   (parg(x[0]), x[1], x[2]) == FENCE]
             fc = [i for i, x in enumerate(c) if is_marker(x) and
@@ -792,8 +863,9 @@ class Checks:
                           f"{st['lost']}, pending {st['pending']}, module "
                           f"buffer full {st['full']}")
                 ok = False
-            if st["produced"] != len(s):
-                self.diag(f"{n}: produced {st['produced']}, read {len(s)}")
+            if st["produced"] != len(s.raw):
+                self.diag(f"{n}: produced {st['produced']}, read "
+                          f"{len(s.raw)}")
                 ok = False
         return ok
 
@@ -1204,14 +1276,14 @@ class Checks:
             inh.get("kids_lost") == 0 and noinh.get("kids") == 0
         loop = self._inherit_loop(os.path.join(self.build, "inherit"))
         kids = self.kids if hasattr(self, "kids") else \
-            load_records(os.path.join(path, "inh.kids"))
+            load_raw(os.path.join(path, "inh.kids"))
         streams, i = [], 0
         while i < len(kids):
             n = kids[i][2]
             if kids[i][:2] != (0, len(streams)) or i + 1 + n > len(kids):
                 self.diag(f"inh.kids: bad header #{i} {kids[i]}")
                 return False
-            streams.append(kids[i + 1:i + 1 + n])
+            streams.append(strip_details(kids[i + 1:i + 1 + n]))
             i += 1 + n
         callers = [self._kid_ok(k, s, loop) for k, s in enumerate(streams)]
         forks = sum(1 for c in callers if c == loop[3][0])
@@ -1259,7 +1331,8 @@ class Checks:
                 ok = False
         return ok
 
-    CHECKS = ("c_ran", "c_oracle", "c_user_oracle", "c_stretches",
+    CHECKS = ("c_ran", "c_oracle", "c_user_oracle", "c_details",
+              "c_stretches",
               "c_filter_task",
               "c_filter_cpu", "c_kinds", "c_ring_task", "c_ring_cpu", "c_switch",
               "c_no_loss", "c_tiny_task", "c_tiny_total", "c_lossless",
@@ -1290,9 +1363,25 @@ def _drop(c, n, i):
     del _mut(c, n)[i]
 
 
+def _mut_raw(c, n, edit):
+    """Stream @n of the mutant, @edit()ed as the stream held it."""
+    raw = list(c.s[n].raw)
+    edit(raw)
+    c.s[n] = strip_details(raw)
+
+
 def _insert(c, n, i, r):
     s = _mut(c, n)
     s.insert(len(s) if i is None else i, r)
+
+
+def _drop_detail(c, n):
+    """Stream @n with the detail of its middle KERNEL record gone."""
+    s = c.s[n]
+    kern = [i for i, r in enumerate(s) if is_type(r, KERNEL)]
+    details = list(s.details)
+    details[kern[len(kern) // 2]] = None
+    c.s[n] = Stream(s, details, s.stray)
 
 
 def _swap_first_markers(c, n):
@@ -1319,13 +1408,14 @@ def _status(c, n, **kv):
 
 def _break_kid(c):
     """One jump back of an inherited loop() missing."""
-    kids = load_records(os.path.join(c.res, "inherit", "inh.kids"))
+    kids = load_raw(os.path.join(c.res, "inherit", "inh.kids"))
     _, back, _, _ = c._inherit_loop(os.path.join(c.build, "inherit"))
     i, out, done = 0, [], False
     while i < len(kids):
         recs = kids[i + 1:i + 1 + kids[i][2]]
         if not done and back + (0,) in recs:
-            del recs[recs.index(back + (0,)) + 500]
+            at = recs.index(back + (0,)) + 500
+            del recs[recs.index(back + (0,), at)]
             done = True
         out += [(0, kids[i][1], len(recs))] + recs
         i += 1 + kids[i][2]
@@ -1362,12 +1452,14 @@ MUTATIONS = {
         c, "t_user", lambda r: is_type(r, KERNEL) and
         parg(r[0]) & 0xff == E_INTERRUPT,
         lambda r: (pseudo(KERNEL, E_INTERRUPT | 2 << 8), r[1], r[2])),
-    "c_ring_task": lambda c: _drop(c, "t_user_ring", 0),
-    "c_ring_cpu": lambda c: _drop(
-        c, "cpu_kernel", next(i for i, r in enumerate(c.s["cpu_kernel"])
-                              if is_marker(r) and parg(r[0]) == FENCE[0]) - 1),
+    "c_ring_task": lambda c: _mut_raw(c, "t_user_ring", lambda r: r.pop(0)),
+    "c_ring_cpu": lambda c: _mut_raw(
+        c, "cpu_kernel", lambda raw: raw.pop(
+            next(i for i, r in enumerate(raw)
+                 if is_marker(r) and parg(r[0]) == FENCE[0]) - 1)),
     "c_switch": lambda c: _drop(c, "t_all", len(c.s["t_all"]) // 2),
-    "c_no_loss": lambda c: _insert(c, "cpu_kernel", 5, (pseudo(LOST), 3, 0)),
+    "c_no_loss": lambda c: _mut_raw(
+        c, "cpu_kernel", lambda r: r.insert(5, (pseudo(LOST), 3, 0))),
     "c_tiny_task": lambda c: _tamper(
         c, "t_tiny", lambda r: is_type(r, LOST),
         lambda r: (r[0], r[1] + 1, r[2])),
@@ -1380,6 +1472,7 @@ MUTATIONS = {
         c, "F", next(i for i, r in enumerate(c.s["F"]) if is_marker(r)) - 3),
     "c_feedback": lambda c: _status(c, "fb2", lost=1),
     "c_markers": lambda c: _swap_first_markers(c, "t_lossless"),
+    "c_details": lambda c: _drop_detail(c, "t_user"),
     "c_user_only": lambda c: _tamper(
         c, "cpu_user", lambda r: is_type(r, KERNEL) and r[1],
         lambda r: (r[0], r[1] | (1 << 63), r[2])),

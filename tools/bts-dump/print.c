@@ -52,6 +52,9 @@ struct thread {
 	/* --calls */
 	int depth;
 	char *func;
+	/* the BTS_PSEUDO_DETAIL record of the next KERNEL record, if any */
+	bool have_detail;
+	struct bts_record detail;
 	struct thread *next;
 };
 
@@ -95,6 +98,11 @@ struct kernel {
 	u64 nr;
 	const char *name;
 	enum resume how;
+	/* from the kernel's detail (BTS_DETAIL_KERNEL_ENTRY), if it came */
+	bool have_detail;
+	unsigned int abi;
+	u64 orig_ax;
+	u64 time;
 };
 
 static const struct {
@@ -123,6 +131,16 @@ static const struct {
 	[21] = { "#CP", "control protection" },
 };
 
+/* x32's flag in a system call number (asm/unistd.h) */
+#define X32_SYSCALL_BIT	0x40000000ULL
+
+static const char *const syscall_abis[] = {
+	[BTS_ABI_NONE] = "none",
+	[BTS_ABI_X86_64] = "x86_64",
+	[BTS_ABI_X32] = "x32",
+	[BTS_ABI_I386] = "i386",
+};
+
 static const char *const entry_kinds[] = {
 	[BTS_ENTRY_UNKNOWN] = "unknown",
 	[BTS_ENTRY_SYSCALL] = "syscall",
@@ -139,6 +157,7 @@ static void thread_reset(struct thread *t)
 	t->depth = 0;
 	free(t->func);
 	t->func = NULL;
+	t->have_detail = false;
 }
 
 static struct thread *thread_get(struct printer *pr, u32 tid,
@@ -408,7 +427,7 @@ static void kernel_decode(struct printer *pr, struct thread *t,
 {
 	u32 arg = BTS_PSEUDO_ARG(r->from);
 	const struct insn *p;
-	struct insn in;
+	struct insn in = { 0 };
 	bool have_in = false, done, normal;
 
 	memset(k, 0, sizeof(*k));
@@ -429,9 +448,22 @@ static void kernel_decode(struct printer *pr, struct thread *t,
 		in.kind == INSN_INT);
 	k->end = done ? k->entry + in.len : k->entry;
 
-	if (k->kind == BTS_ENTRY_SYSCALL && have_in &&
-	    (in.kind == INSN_SYSCALL || in.kind == INSN_SYSENTER ||
-	     (in.kind == INSN_INT && in.vector == 0x80))) {
+	if (t->have_detail) {
+		k->have_detail = true;
+		k->abi = BTS_DETAIL_VAL(t->detail.from);
+		k->orig_ax = t->detail.to;
+		k->time = t->detail.flags;
+	}
+	if (k->kind == BTS_ENTRY_SYSCALL && k->abi != BTS_ABI_NONE) {
+		/* The kernel says which number, in which table. */
+		k->have_nr = true;
+		k->nr = k->abi == BTS_ABI_X32 ?
+			k->orig_ax & ~(u64)X32_SYSCALL_BIT : k->orig_ax;
+		k->name = syscall_name(k->nr, k->abi != BTS_ABI_I386);
+	} else if (k->kind == BTS_ENTRY_SYSCALL && have_in &&
+		   (in.kind == INSN_SYSCALL || in.kind == INSN_SYSENTER ||
+		    (in.kind == INSN_INT && in.vector == 0x80))) {
+		/* An older kernel: the last value put into eax. */
 		k->have_nr = syscall_nr(pr, t, k->entry, &k->nr);
 		/* int $0x80 and sysenter are the i386 ABI, from any code. */
 		if (k->have_nr)
@@ -619,6 +651,14 @@ static void on_kernel(struct printer *pr, struct thread *t,
 		if (k.have_nr)
 			fprintf(f, ",\"syscall_nr\":%llu",
 				(unsigned long long)k.nr);
+		if (k.abi != BTS_ABI_NONE && k.abi < ARRAY_SIZE(syscall_abis))
+			fprintf(f, ",\"abi\":\"%s\"", syscall_abis[k.abi]);
+		if (k.kind == BTS_ENTRY_EXCEPTION && k.have_detail &&
+		    k.orig_ax != ~0ULL)
+			fprintf(f, ",\"error_code\":%llu",
+				(unsigned long long)k.orig_ax);
+		if (k.have_detail)
+			fprintf(f, ",\"time\":%llu", (unsigned long long)k.time);
 		if (k.how == RESUME_SIGNAL)
 			fputs(",\"signal\":true", f);
 		fputs("}\n", f);
@@ -746,13 +786,23 @@ static int p_records(struct sink *s, u32 stream,
 
 	for (i = 0; i < n; i++, r++) {
 		if (!BTS_RECORD_IS_PSEUDO(r->from)) {
+			(*cur)->have_detail = false;
 			on_branch(pr, *cur, r);
 			continue;
 		}
 		switch (BTS_PSEUDO_TYPE(r->from)) {
 		case BTS_PSEUDO_THREAD:
+			/* Framing: a detail may wait across it. */
 			on_thread(pr, cur, r);
-			break;
+			continue;
+		case BTS_PSEUDO_DETAIL:
+			/* Kept for the record it details; others skipped. */
+			(*cur)->have_detail =
+				BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_KERNEL &&
+				BTS_DETAIL_LAYOUT(r->from) ==
+					BTS_DETAIL_KERNEL_ENTRY;
+			(*cur)->detail = *r;
+			continue;
 		case BTS_PSEUDO_KERNEL:
 			on_kernel(pr, *cur, r);
 			break;
@@ -763,6 +813,7 @@ static int p_records(struct sink *s, u32 stream,
 			on_other(pr, *cur, r);
 			break;
 		}
+		(*cur)->have_detail = false;
 	}
 	return 0;
 }

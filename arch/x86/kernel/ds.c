@@ -272,18 +272,23 @@ void ds_cpu_shutdown(void)
  * instruction (2 bytes; the compat fast path's regs->ip is the vDSO's
  * landing pad, after `sysenter` or `syscall` and `int $0x80`), int3 (1).
  * External interrupts share one stub; their vector comes from
- * ds_irq_from_user_mode().  Built once at boot from the IDT.
+ * ds_irq_from_user_mode().  int $0x80 alone enters with the system call
+ * number in ax rather than orig_ax (@nr_in_ax).  Built once at boot from
+ * the IDT.
  */
 struct ds_entry_point {
 	unsigned long	addr;
 	u32		kind;
-	u32		back;
+	u16		back;
+	u8		abi;
+	u8		nr_in_ax;
 };
 
 static struct ds_entry_point ds_entry_points[IDT_ENTRIES + 5] __ro_after_init;
 static unsigned int ds_nr_entry_points __ro_after_init;
 
-static void __init ds_entry_point_add(unsigned long addr, u32 kind, u32 back)
+static void __init ds_entry_point_add(unsigned long addr, u32 kind, u16 back,
+				      u8 abi)
 {
 	unsigned int i;
 
@@ -292,7 +297,12 @@ static void __init ds_entry_point_add(unsigned long addr, u32 kind, u32 back)
 			return;
 	if (!WARN_ON_ONCE(i == ARRAY_SIZE(ds_entry_points)))
 		ds_entry_points[ds_nr_entry_points++] =
-			(struct ds_entry_point){ addr, kind, back };
+			(struct ds_entry_point){
+				addr, kind, back, abi,
+				/* int $0x80's gate, of the i386 entries */
+				.nr_in_ax = kind == BTS_ENTRY_SYSCALL &&
+					    abi == BTS_ABI_I386 && back == 2,
+			};
 }
 
 static int __init ds_entry_point_cmp(const void *a, const void *b)
@@ -325,27 +335,29 @@ static void __init ds_entry_points_init(void)
 			continue;
 #endif
 		if (v == IA32_SYSCALL_VECTOR)
-			ds_entry_point_add(addr, BTS_ENTRY_SYSCALL, 2);
+			ds_entry_point_add(addr, BTS_ENTRY_SYSCALL, 2,
+					   BTS_ABI_I386);
 		else if (v < FIRST_EXTERNAL_VECTOR)
 			ds_entry_point_add(addr, BTS_ENTRY_EXCEPTION | v << 8,
-					   v == X86_TRAP_BP);
+					   v == X86_TRAP_BP, BTS_ABI_NONE);
 		else
 			ds_entry_point_add(addr, BTS_ENTRY_INTERRUPT | v << 8,
-					   0);
+					   0, BTS_ABI_NONE);
 	}
 	ds_entry_point_add((unsigned long)asm_common_interrupt,
-			   BTS_ENTRY_INTERRUPT, 0);
+			   BTS_ENTRY_INTERRUPT, 0, BTS_ABI_NONE);
 #ifdef CONFIG_X86_LOCAL_APIC
 	ds_entry_point_add((unsigned long)asm_spurious_interrupt,
-			   BTS_ENTRY_INTERRUPT, 0);
+			   BTS_ENTRY_INTERRUPT, 0, BTS_ABI_NONE);
 #endif
+	/* x32 or not is the number's bit 30: ds_kernel_time(). */
 	ds_entry_point_add((unsigned long)entry_SYSCALL_64, BTS_ENTRY_SYSCALL,
-			   2);
+			   2, BTS_ABI_X86_64);
 #ifdef CONFIG_IA32_EMULATION
 	ds_entry_point_add((unsigned long)entry_SYSCALL_compat,
-			   BTS_ENTRY_SYSCALL, 4);
+			   BTS_ENTRY_SYSCALL, 4, BTS_ABI_I386);
 	ds_entry_point_add((unsigned long)entry_SYSENTER_compat,
-			   BTS_ENTRY_SYSCALL, 4);
+			   BTS_ENTRY_SYSCALL, 4, BTS_ABI_I386);
 #endif
 	sort(ds_entry_points, ds_nr_entry_points, sizeof(ds_entry_points[0]),
 	     ds_entry_point_cmp, NULL);
@@ -587,6 +599,14 @@ static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
 	ds_produced(cons, n);
 }
 
+/* Forget the entry from user mode: the stretch in the kernel went unseen. */
+static void ds_entry_unseen(struct thread_struct *t)
+{
+	t->ds_entry_kind = BTS_ENTRY_UNKNOWN;
+	t->ds_entry_from = 0;
+	t->ds_entry_ax = ~0UL;
+}
+
 /*
  * The bits the CPU's and current's active consumers need.  A user-only
  * one among them gets its crossings from the entry and exit code: current
@@ -606,8 +626,7 @@ static u64 ds_wanted(struct ds_cpu *dc)
 		if (cons[i]->cfg.priv == DS_PRIV_USER &&
 		    !test_thread_flag(TIF_BTS_USER)) {
 			/* Its entry into the kernel went unseen. */
-			current->thread.ds_entry_kind = BTS_ENTRY_UNKNOWN;
-			current->thread.ds_entry_from = 0;
+			ds_entry_unseen(&current->thread);
 			set_thread_flag(TIF_BTS_USER);
 		}
 	}
@@ -864,7 +883,7 @@ EXPORT_SYMBOL_GPL(ds_append_marker);
  * branches for another consumer) and need not reread the index.
  * Context: interrupts off, current's.
  */
-static void ds_stage_crossing(const struct bts_record *rec)
+static void ds_stage_crossing(const struct bts_record *rec, unsigned int nr)
 {
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
@@ -883,7 +902,7 @@ static void ds_stage_crossing(const struct bts_record *rec)
 		return;
 	}
 	bits = ds_hold(dc);
-	ds_staging_append(&dc->staging, hw, rec);
+	ds_staging_append(&dc->staging, hw, rec, nr);
 	ds_unhold(dc, bits);
 	/*
 	 * No PMI comes for a record software wrote, and one the hardware
@@ -897,34 +916,58 @@ static void ds_stage_crossing(const struct bts_record *rec)
 	}
 }
 
+/* Records of a stretch in the kernel: BTS_PSEUDO_KERNEL and its detail. */
+#define DS_KERNEL_TIME_RECORDS	2
+
 /*
- * The record of current's stretch in the kernel that ends at @resume_to,
- * and the next stretch unseen until an entry says otherwise.
+ * The records of current's stretch in the kernel that ends at @resume_to
+ * (bts.h: the KERNEL_ENTRY detail, then the KERNEL record), and the next
+ * stretch unseen until an entry says otherwise.
  */
-static struct bts_record ds_kernel_time(u64 resume_to)
+static void ds_kernel_time(u64 resume_to,
+			   struct bts_record rec[DS_KERNEL_TIME_RECORDS])
 {
 	struct thread_struct *t = &current->thread;
 	u32 kind = t->ds_entry_kind;
 	u64 from = t->ds_entry_from;
-	struct bts_record rec;
+	u64 ax = t->ds_entry_ax;
+	u32 abi = BTS_ABI_NONE;
 
 	/* What the entry noted: its stub (ds_enter_from_user_mode()). */
 	if (kind & DS_ENTRY_NOTED) {
 		unsigned long ret = (unsigned long)__entry_text_start +
-				    (kind & ~DS_ENTRY_NOTED);
+				    (kind & ~(DS_ENTRY_NOTED | DS_ENTRY_AX));
 		const struct ds_entry_point *ep = ds_entry_point_of(ret);
 
+		/* orig_ax was -1: a number only int $0x80 left in ax. */
+		if ((kind & DS_ENTRY_AX) && !(ep && ep->nr_in_ax))
+			ax = ~0ULL;
 		kind = ep ? ep->kind : BTS_ENTRY_UNKNOWN;
 		from -= ep ? ep->back : 0;
+		abi = ep ? ep->abi : BTS_ABI_NONE;
 	}
-	rec = (struct bts_record) {
+	if (abi == BTS_ABI_X86_64 && (ax & __X32_SYSCALL_BIT))
+		abi = BTS_ABI_X32;
+	if (abi == BTS_ABI_I386)
+		ax = (u32)ax;
+	/* Only a system call's number or an exception's error code. */
+	if ((kind & 0xff) != BTS_ENTRY_SYSCALL &&
+	    (kind & 0xff) != BTS_ENTRY_EXCEPTION)
+		ax = ~0ULL;
+	rec[0] = (struct bts_record) {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_DETAIL,
+				     BTS_DETAIL_ARG(BTS_PSEUDO_KERNEL,
+						    BTS_DETAIL_KERNEL_ENTRY,
+						    abi)),
+		.to	= ax,
+		.flags	= ktime_get_ns(),
+	};
+	rec[1] = (struct bts_record) {
 		.from	= BTS_PSEUDO(BTS_PSEUDO_KERNEL, kind),
 		.to	= resume_to,
 		.flags	= from,
 	};
-	t->ds_entry_kind = BTS_ENTRY_UNKNOWN;
-	t->ds_entry_from = 0;
-	return rec;
+	ds_entry_unseen(t);
 }
 
 /**
@@ -936,9 +979,10 @@ static struct bts_record ds_kernel_time(u64 resume_to)
  */
 void __ds_exit_to_user_mode(struct pt_regs *regs)
 {
-	struct bts_record rec = ds_kernel_time(regs->ip);
+	struct bts_record rec[DS_KERNEL_TIME_RECORDS];
 
-	ds_stage_crossing(&rec);
+	ds_kernel_time(regs->ip, rec);
+	ds_stage_crossing(rec, ARRAY_SIZE(rec));
 }
 
 /*
@@ -950,14 +994,17 @@ void __ds_exit_to_user_mode(struct pt_regs *regs)
  */
 static void ds_end_kernel_time(const struct ds_set *set)
 {
-	struct bts_record rec = ds_kernel_time(0);
-	unsigned int i;
+	struct bts_record rec[DS_KERNEL_TIME_RECORDS];
+	unsigned int i, j;
 
+	ds_kernel_time(0, rec);
 	for (i = 0; i < set->nr; i++) {
 		struct ds_consumer *c = set->c[i];
 
-		if (c->cfg.priv == DS_PRIV_USER && ds_consumer_on(c))
-			ds_stream_append(&c->stream, &rec);
+		if (c->cfg.priv != DS_PRIV_USER || !ds_consumer_on(c))
+			continue;
+		for (j = 0; j < ARRAY_SIZE(rec); j++)
+			ds_stream_append(&c->stream, &rec[j]);
 	}
 }
 
@@ -1870,8 +1917,7 @@ void ds_fork_thread(struct task_struct *child)
 	 * The child starts in the kernel, its entry unseen: not the parent's
 	 * entry of clone(), which the copy of its thread_struct holds.
 	 */
-	child->thread.ds_entry_kind = BTS_ENTRY_UNKNOWN;
-	child->thread.ds_entry_from = 0;
+	ds_entry_unseen(&child->thread);
 	/* Only current changes its set, apart from releases. */
 	if (!rcu_access_pointer(current->thread.ds_consumers))
 		return;

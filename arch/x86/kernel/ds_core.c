@@ -122,10 +122,22 @@ static inline u64 ds_user_addr(u64 addr)
 }
 
 /*
- * The user-to-user records, and the BTS_PSEUDO_KERNEL records ds.c staged.
- * The ends of those came from registers user mode may have set (a
+ * A record ds.c staged for a task's user-only streams: BTS_PSEUDO_KERNEL,
+ * or the detail before it.
+ */
+static inline bool ds_staged_kernel_time(u64 from)
+{
+	return BTS_RECORD_IS_PSEUDO(from) &&
+	       (BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_KERNEL ||
+		(BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_DETAIL &&
+		 BTS_DETAIL_TYPE(from) == BTS_PSEUDO_KERNEL));
+}
+
+/*
+ * The user-to-user records, and the records of kernel time ds.c staged.
+ * A KERNEL record's ends came from registers user mode may have set (a
  * sigreturn frame): a kernel-half address is no user address, and shows
- * as "not seen".
+ * as "not seen".  Its detail holds numbers, no addresses.
  */
 static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 			  unsigned int nr)
@@ -137,10 +149,13 @@ static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 
 		if (likely(!ds_kernel_addr(r->from | r->to)))
 			ds_put(s, r->from, r->to, r->flags);
-		else if (BTS_RECORD_IS_PSEUDO(r->from) &&
-			 BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_KERNEL)
+		else if (!ds_staged_kernel_time(r->from))
+			continue;
+		else if (BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_KERNEL)
 			ds_put(s, r->from, ds_user_addr(r->to),
 			       ds_user_addr(r->flags));
+		else
+			ds_put(s, r->from, r->to, r->flags);
 	}
 }
 
@@ -198,8 +213,7 @@ static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 		 * A task's user-only streams' KERNEL records stand for
 		 * crossings this stream has as they happened.
 		 */
-		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from) &&
-			     BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_KERNEL))
+		if (unlikely(ds_staged_kernel_time(r->from)))
 			continue;
 		ds_put(s, r->from, r->to, r->flags);
 	}
@@ -225,8 +239,8 @@ static void ds_put_lost(struct ds_stream *s)
  * the time spent on the other side, and, in continuous mode, a loss record
  * for what did not fit.  A batch may end in the middle of a stretch on the
  * other side; a kernel-only stream remembers it for the next batch.  Of
- * the pseudo-records among @rec, BTS_PSEUDO_KERNEL goes to user-only
- * streams only, the others (a hardware ring's SWITCH records) to streams
+ * the pseudo-records among @rec, BTS_PSEUDO_KERNEL and its detail go to
+ * user-only streams only, the others (a hardware ring's SWITCH records) to streams
  * of both sides.  A call with no
  * records just reports pending losses of streams that have room again.
  *
@@ -738,21 +752,24 @@ void ds_staging_ring_append(const struct ds_staging *st,
 }
 
 /**
- * ds_staging_append() - write a record into the active sub-buffer
+ * ds_staging_append() - write records into the active sub-buffer
  * @st:  the staging buffer, armed by ds_staging_arm()
  * @hw:  the BTS fields of the DS save area
- * @rec: the record, a pseudo-record
+ * @rec: the records, pseudo-records
+ * @nr:  how many
  *
- * Puts @rec where the hardware would have put its next record, so that it
- * reaches the streams in order with the branches around it.  In a full
- * sub-buffer @rec is dropped with the hardware's records, and reported as
- * they are (ds_staging_take()).  No PMI comes for it: a sub-buffer it took
- * to the threshold is the caller's to drain.
+ * Puts @rec where the hardware would have put its next records, so that
+ * they reach the streams in order with the branches around them.  All of
+ * them or, in a sub-buffer without room for all, none: those are dropped
+ * with the hardware's records, and reported as they are
+ * (ds_staging_take()); a record never loses its details.  No PMI comes
+ * for them: a sub-buffer they took to the threshold is the caller's to
+ * drain.
  *
  * Context: the hardware is not writing (TR or BTS clear).
  */
 void ds_staging_append(const struct ds_staging *st, struct ds_bts_area *hw,
-		       const struct bts_record *rec)
+		       const struct bts_record *rec, unsigned int nr)
 {
 	u64 index = hw->index;
 
@@ -760,9 +777,9 @@ void ds_staging_append(const struct ds_staging *st, struct ds_bts_area *hw,
 			 (st->buf + (u64)st->active * st->nr) ||
 			 index < hw->base))
 		return;
-	if (index + sizeof(*rec) <= hw->max) {
-		*(struct bts_record *)(unsigned long)index = *rec;
-		hw->index = index + sizeof(*rec);
+	if (index + nr * sizeof(*rec) <= hw->max) {
+		memcpy((void *)(unsigned long)index, rec, nr * sizeof(*rec));
+		hw->index = index + nr * sizeof(*rec);
 	}
 }
 

@@ -143,7 +143,7 @@ void ds_staging_ring_append(const struct ds_staging *st,
 			    struct ds_bts_area *hw,
 			    const struct bts_record *rec);
 void ds_staging_append(const struct ds_staging *st, struct ds_bts_area *hw,
-		       const struct bts_record *rec);
+		       const struct bts_record *rec, unsigned int nr);
 u64 ds_debugctl_for(unsigned int privs, bool ds_cpl);
 
 void ds_stream_init(struct ds_stream *s, struct bts_record *buf, u32 size,

@@ -37,18 +37,26 @@
  */
 #define STAGED(kind, vector, resume, entered) \
 	PSEUDO(BTS_PSEUDO_KERNEL, KIND(kind, vector), resume, entered)
+/* ...and before it, its detail: ABI, orig_ax and time. */
+#define DETAIL(abi, ax, ns)						\
+	PSEUDO(BTS_PSEUDO_DETAIL,					\
+	       BTS_DETAIL_ARG(BTS_PSEUDO_KERNEL, BTS_DETAIL_KERNEL_ENTRY, \
+			      abi), ax, ns)
 
 static const struct bts_record ds_test_trace[] = {
 	REC(U(0x10), U(0x100)),			/* call */
 	REC(U(0x120), K_SYSCALL),		/* syscall */
 	REC(K(0x10), K(0x80)),
+	DETAIL(BTS_ABI_X86_64, 39, 1000),
 	STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120)),
 	REC(K(0x90), U(0x122)),			/* sysret */
 	REC(U(0x130), K_PAGE_FAULT),		/* #PF */
 	REC(K(0x200), K(0x300)),
+	DETAIL(BTS_ABI_NONE, 6, 2000),
 	STAGED(BTS_ENTRY_EXCEPTION, 14, U(0x130), U(0x130)),
 	REC(K(0x310), U(0x130)),		/* iret */
 	REC(U(0x140), K_TIMER_IRQ),		/* interrupt */
+	DETAIL(BTS_ABI_NONE, ~0ULL, 3000),
 	STAGED(BTS_ENTRY_INTERRUPT, 0xec, U(0x140), U(0x140)),
 	REC(K(0x400), U(0x140)),		/* iret */
 	REC(U(0x150), U(0x14)),			/* ret */
@@ -57,8 +65,11 @@ static const struct bts_record ds_test_trace[] = {
 /* What each kind of stream makes of it. */
 static const struct bts_record ds_test_trace_user[] = {
 	REC(U(0x10), U(0x100)),
+	DETAIL(BTS_ABI_X86_64, 39, 1000),
 	STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120)),
+	DETAIL(BTS_ABI_NONE, 6, 2000),
 	STAGED(BTS_ENTRY_EXCEPTION, 14, U(0x130), U(0x130)),
+	DETAIL(BTS_ABI_NONE, ~0ULL, 3000),
 	STAGED(BTS_ENTRY_INTERRUPT, 0xec, U(0x140), U(0x140)),
 	REC(U(0x150), U(0x14)),
 };
@@ -170,16 +181,19 @@ static void ds_test_kernel_time_in_user(struct kunit *test)
 static void ds_test_user_crossings_staged(struct kunit *test)
 {
 	static const struct bts_record entry = REC(U(0x120), K_SYSCALL);
-	static const struct bts_record staged =
-		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120));
+	static const struct bts_record staged[] = {
+		DETAIL(BTS_ABI_I386, 1, 10),
+		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120)),
+	};
 	static const struct bts_record ret = REC(K(0x90), U(0x122));
 	static const struct bts_record user = REC(U(0x150), U(0x14));
 	static const struct bts_record want[] = {
+		DETAIL(BTS_ABI_I386, 1, 10),
 		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120)),
 		REC(U(0x150), U(0x14)),
 	};
 	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
-	struct bts_record in[4];
+	struct bts_record in[5];
 	unsigned int shape, nr;
 	char what[48];
 	u32 n;
@@ -188,7 +202,8 @@ static void ds_test_user_crossings_staged(struct kunit *test)
 		nr = 0;
 		if (shape & 1)
 			in[nr++] = entry;
-		in[nr++] = staged;
+		in[nr++] = staged[0];
+		in[nr++] = staged[1];
 		if (shape & 2)
 			in[nr++] = ret;
 		in[nr++] = user;
@@ -204,16 +219,21 @@ static void ds_test_user_crossings_staged(struct kunit *test)
 /*
  * A staged KERNEL record's ends come from registers user mode may have set
  * (a sigreturn frame can point anywhere): a kernel-half address in them
- * reaches a user-only stream as 0, "not seen".
+ * reaches a user-only stream as 0, "not seen".  Its detail holds numbers,
+ * which reach it as they are, ~0 too.
  */
 static void ds_test_user_staged_kernel_ends(struct kunit *test)
 {
 	static const struct bts_record in[] = {
+		DETAIL(BTS_ABI_NONE, ~0ULL, 1),
 		STAGED(BTS_ENTRY_EXCEPTION, 14, K(0x10), U(0x130)),
+		DETAIL(BTS_ABI_X32, 0x40000000ULL | 39, ~0ULL),
 		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), K_SYSCALL),
 	};
 	static const struct bts_record want[] = {
+		DETAIL(BTS_ABI_NONE, ~0ULL, 1),
 		STAGED(BTS_ENTRY_EXCEPTION, 14, 0, U(0x130)),
+		DETAIL(BTS_ABI_X32, 0x40000000ULL | 39, ~0ULL),
 		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), 0),
 	};
 	struct bts_record *out = ds_test_records(test, DS_TEST_MAX);
@@ -935,14 +955,15 @@ static void ds_test_drain(struct ds_test_rig *rig)
  * the KERNEL record, restart it, and drain a sub-buffer the record took to
  * its threshold, since no PMI comes for it.
  */
-static void ds_test_stage(struct ds_test_rig *rig, const struct bts_record *r)
+static void ds_test_stage(struct ds_test_rig *rig, const struct bts_record *r,
+			  unsigned int nr)
 {
 	u64 ctl = rig->cpu.debugctl, index = rig->cpu.hw.index;
 
 	ds_test_wrmsr(&rig->cpu, ctl & ~DS_TEST_ON);
-	ds_staging_append(&rig->st, &rig->cpu.hw, r);
+	ds_staging_append(&rig->st, &rig->cpu.hw, r, nr);
 	ds_test_wrmsr(&rig->cpu, ctl);
-	rig->staged += rig->cpu.hw.index != index;
+	rig->staged += (rig->cpu.hw.index - index) / sizeof(*r);
 	if (rig->cpu.hw.index >= rig->cpu.hw.threshold) {
 		rig->staged_drains++;
 		ds_test_drain(rig);
@@ -956,13 +977,19 @@ static void ds_test_stage(struct ds_test_rig *rig, const struct bts_record *r)
 static void ds_test_rig_run(struct ds_test_rig *rig,
 			    const struct bts_record *t, unsigned int nr)
 {
-	unsigned int i;
+	unsigned int i, n;
 
 	for (i = 0; i < nr; i++) {
-		if (BTS_RECORD_IS_PSEUDO(t[i].from))
-			ds_test_stage(rig, &t[i]);
-		else if (ds_test_cpu_branch(&rig->cpu, &t[i]))
+		if (BTS_RECORD_IS_PSEUDO(t[i].from)) {
+			/* A KERNEL record and its detail, at once. */
+			for (n = 1; i + n < nr &&
+			     BTS_RECORD_IS_PSEUDO(t[i + n].from); n++)
+				;
+			ds_test_stage(rig, &t[i], n);
+			i += n - 1;
+		} else if (ds_test_cpu_branch(&rig->cpu, &t[i])) {
 			ds_test_drain(rig);
+		}
 	}
 }
 
@@ -1124,6 +1151,31 @@ static void ds_test_rig_check_taken(struct ds_test_rig *rig,
 			    what);
 }
 
+/*
+ * Drains of a run with pmi_delay 0: the sub-buffer is drained the moment
+ * it reaches its threshold @thr, by the PMI or, after records ds.c staged,
+ * by ds.c.  Records staged together may take it past the threshold, never
+ * past its end (the slack is at least one record).
+ */
+static u32 ds_test_drains_at_once(u64 ctl, const struct bts_record *t,
+				  unsigned int nr, u32 thr)
+{
+	u32 fill = 0, drains = 0;
+	unsigned int i, n;
+
+	for (i = 0; i < nr; i += n) {
+		for (n = 1; BTS_RECORD_IS_PSEUDO(t[i].from) && i + n < nr &&
+		     BTS_RECORD_IS_PSEUDO(t[i + n].from); n++)
+			;
+		fill += ds_test_count_recorded(ctl, &t[i], n);
+		if (fill >= thr) {
+			drains++;
+			fill = 0;
+		}
+	}
+	return drains;
+}
+
 /**
  * ds_test_rig_check_pmis() - the hardware did what the sub-buffer size says
  * @rig:  the rig, stopped, drained only at PMIs
@@ -1135,9 +1187,9 @@ static void ds_test_rig_check_taken(struct ds_test_rig *rig,
  * pmi_delay, T being its records up to the threshold: the PMI comes T
  * records in and is handled pmi_delay records later.  Of those c, the
  * first nr_sub are written and the rest dropped; the last, partial
- * sub-buffer raises a PMI too if it reached T.  A staged record counts as
- * a branch, and draining when it reaches the threshold as a PMI handled
- * at once: traces with staged records run with pmi_delay 0.
+ * sub-buffer raises a PMI too if it reached T.  Traces with staged records
+ * run with pmi_delay 0, where records staged together may each take a
+ * sub-buffer one record further: ds_test_drains_at_once() counts.
  */
 static void ds_test_rig_check_pmis(struct ds_test_rig *rig,
 				   const struct bts_record *t, unsigned int nr,
@@ -1148,9 +1200,11 @@ static void ds_test_rig_check_pmis(struct ds_test_rig *rig,
 	u32 c = thr + rig->cpu.pmi_delay, rest = w % c;
 	u32 dropped = w / c * (c - min(c, nr_sub)) +
 		      (rest > nr_sub ? rest - nr_sub : 0);
+	u32 drains = rig->cpu.pmi_delay ? w / c + (rest >= thr) :
+		     ds_test_drains_at_once(rig->filter, t, nr, thr);
 
 	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.pmis + rig->staged_drains,
-			    w / c + (rest >= thr), "%s: threshold PMIs", what);
+			    drains, "%s: threshold PMIs", what);
 	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.dropped, dropped,
 			    "%s: records dropped by the hardware", what);
 	KUNIT_EXPECT_EQ_MSG(rig->test, rig->cpu.written + rig->staged,
@@ -1221,8 +1275,10 @@ static void ds_test_make_trace(struct bts_record *t, unsigned int nr,
 		if (end != DS_TEST_END_ANY && i + 2 >= nr)
 			cross = i == nr - 1 ||
 				in_kernel == (end == DS_TEST_END_TO_KERNEL);
-		if (in_kernel && cross && staged) {
+		if (in_kernel && cross && staged && i + 2 <= nr) {
 			/* The return follows, if the trace goes on. */
+			t[i++] = (struct bts_record)
+				DETAIL(rnd >> 40 & 3, rnd, at);
 			t[i] = (struct bts_record)
 				STAGED(kind & 0xff, kind >> 8, U(at + 8),
 				       entered);
@@ -1420,6 +1476,46 @@ static void ds_test_staging_halves(struct kunit *test)
 				      nr);
 		KUNIT_EXPECT_EQ_MSG(test, hw.base, ds_test_addr(buf),
 				    "sub %u: back to half 0", nr);
+	}
+}
+
+/*
+ * Records staged together (a KERNEL record and its detail) go into the
+ * sub-buffer together or, where only some would fit, not at all: a record
+ * never reaches a stream without its details.
+ */
+static void ds_test_staging_append_whole(struct kunit *test)
+{
+	static const struct bts_record pair[] = {
+		DETAIL(BTS_ABI_X86_64, 39, 1),
+		STAGED(BTS_ENTRY_SYSCALL, 0, U(0x122), U(0x120)),
+	};
+	const u32 nr = DS_STAGING_SLACK + 1;
+	const u64 rec = sizeof(struct bts_record);
+	struct bts_record *buf = ds_test_records(test, 2 * nr);
+	struct ds_bts_area hw = {};
+	struct ds_staging st;
+	unsigned int left;
+
+	ds_staging_init(&st, buf, nr, DS_STAGING_SLACK);
+	for (left = 0; left <= 3; left++) {
+		u64 at;
+
+		ds_staging_arm(&st, &hw);
+		at = hw.max - left * rec;
+		hw.index = at;
+		ds_staging_append(&st, &hw, pair, ARRAY_SIZE(pair));
+		if (left < ARRAY_SIZE(pair)) {
+			KUNIT_EXPECT_EQ_MSG(test, hw.index, at,
+					    "room for %u: staged anyway", left);
+			continue;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, hw.index, at + sizeof(pair),
+				    "room for %u: not staged", left);
+		ds_test_expect_records(test, "staged pair",
+				       (struct bts_record *)(unsigned long)at,
+				       ARRAY_SIZE(pair), pair,
+				       ARRAY_SIZE(pair));
 	}
 }
 
@@ -2028,6 +2124,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_no_address_leaks),
 	KUNIT_CASE(ds_test_debugctl_for),
 	KUNIT_CASE(ds_test_staging_halves),
+	KUNIT_CASE(ds_test_staging_append_whole),
 	KUNIT_CASE(ds_test_hw_model),
 	KUNIT_CASE(ds_test_hw_one_consumer),
 	KUNIT_CASE(ds_test_hw_two_consumers),

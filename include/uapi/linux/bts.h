@@ -10,6 +10,15 @@
  * were lost.  A pseudo-record's @from is a non-canonical address, which is
  * never the source of a real branch in 48-bit or 57-bit paging, with the
  * record's type in the low bits.
+ *
+ * Streams grow new kinds of record without breaking old readers:
+ * - a reader skips every pseudo-record of a type it does not know;
+ * - argument bits a type does not define yet are zero, and a reader
+ *   ignores them;
+ * - what does not fit into one record comes in BTS_PSEUDO_DETAIL records
+ *   right before the record they add to, each naming that record's type
+ *   and its own layout; a reader takes the layouts it knows and skips the
+ *   others.
  */
 #ifndef _UAPI_LINUX_BTS_H
 #define _UAPI_LINUX_BTS_H
@@ -52,7 +61,8 @@ struct bts_record {
  *	where execution resumed and @flags the user address that entered the
  *	kernel (the syscall instruction, int3, the faulting or the
  *	interrupted instruction); either is 0 when the trace did not show it
- *	(the stream started or stopped in the kernel).
+ *	(the stream started or stopped in the kernel).  It comes after its
+ *	detail, BTS_DETAIL_KERNEL_ENTRY: the system call, and the time.
  * @BTS_PSEUDO_USER: in a kernel-only stream, one stretch of time in user
  *	mode.  @to is the kernel address execution re-entered at and @flags
  *	the kernel address that returned to user mode; 0 when not seen.
@@ -72,6 +82,13 @@ struct bts_record {
  *	the streams of several threads: the records that follow, up to the
  *	next THREAD record, are thread @to's, of process @flags, as numbered
  *	in the reader's PID namespace.  The argument is enum bts_thread_event.
+ * @BTS_PSEUDO_DETAIL: more about the record right after it in the thread's
+ *	stream (THREAD records may come between in /dev/bts).  Bits 7..0 of
+ *	the argument are that record's type, bits 15..8 the detail's layout
+ *	(enum bts_detail_layout), bits 23..16 the layout's.  A reader
+ *	ignores a detail whose layout it does not know, and one that the
+ *	named type does not follow (the front of a ring may cut a record
+ *	from its details).
  */
 enum bts_pseudo_type {
 	BTS_PSEUDO_KERNEL	= 1,
@@ -80,6 +97,49 @@ enum bts_pseudo_type {
 	BTS_PSEUDO_MARKER	= 4,
 	BTS_PSEUDO_SWITCH	= 5,
 	BTS_PSEUDO_THREAD	= 6,
+	BTS_PSEUDO_DETAIL	= 7,
+};
+
+/*
+ * The argument of a BTS_PSEUDO_DETAIL record: the type it details, its
+ * layout and an 8-bit value the layout defines.
+ */
+#define BTS_DETAIL_ARG(type, layout, val)				\
+	(((__u32)(type) & 0xff) | ((__u32)(layout) & 0xff) << 8 |	\
+	 ((__u32)(val) & 0xff) << 16)
+#define BTS_DETAIL_TYPE(from)	(BTS_PSEUDO_ARG(from) & 0xff)
+#define BTS_DETAIL_LAYOUT(from)	((BTS_PSEUDO_ARG(from) >> 8) & 0xff)
+#define BTS_DETAIL_VAL(from)	((BTS_PSEUDO_ARG(from) >> 16) & 0xff)
+
+/**
+ * enum bts_detail_layout - what a BTS_PSEUDO_DETAIL record holds
+ * @BTS_DETAIL_KERNEL_ENTRY: before every BTS_PSEUDO_KERNEL record of a
+ *	user-only stream, which the kernel's entry and exit code write: the
+ *	layout's value is the system call ABI (enum bts_syscall_abi; 0 if
+ *	the entry was no system call); @to is pt_regs::orig_ax as the entry
+ *	left it: the system call number the thread passed in rax or eax
+ *	(x32's bit 30 included; eax zero-extended), or an exception's error
+ *	code, ~0 for anything else or not seen; @flags is the time at which
+ *	the thread returned to user mode, or exited for the last KERNEL
+ *	record, in nanoseconds of CLOCK_MONOTONIC, so streams of several
+ *	threads can be merged and set against clock_gettime().
+ */
+enum bts_detail_layout {
+	BTS_DETAIL_KERNEL_ENTRY	= 0,
+};
+
+/**
+ * enum bts_syscall_abi - which system call table a number belongs to
+ * @BTS_ABI_NONE: not a system call, or not seen
+ * @BTS_ABI_X86_64: the syscall instruction of 64-bit code
+ * @BTS_ABI_X32: the same with __X32_SYSCALL_BIT (bit 30) set
+ * @BTS_ABI_I386: int $0x80, sysenter, or syscall from 32-bit code
+ */
+enum bts_syscall_abi {
+	BTS_ABI_NONE	= 0,
+	BTS_ABI_X86_64	= 1,
+	BTS_ABI_X32	= 2,
+	BTS_ABI_I386	= 3,
 };
 
 /**
@@ -121,10 +181,10 @@ enum bts_entry_kind {
  * BTS_ATTACH_INHERIT that thread and every thread and process it creates
  * from then on.  Only user-mode branches are recorded, and only user
  * addresses appear in the records: a stretch of time in the kernel is one
- * BTS_PSEUDO_KERNEL record.  Attaching needs the right to ptrace the thread
- * (PTRACE_MODE_ATTACH_REALCREDS).  The hardware never records the kernel's
- * branches for it; each BTS_PSEUDO_KERNEL record comes from the kernel's
- * entry and exit code.  A read() into
+ * BTS_PSEUDO_KERNEL record, after its detail.  Attaching needs the right
+ * to ptrace the thread (PTRACE_MODE_ATTACH_REALCREDS).  The hardware never
+ * records the kernel's branches for it; each BTS_PSEUDO_KERNEL record
+ * comes from the kernel's entry and exit code.  A read() into
  * a buffer that faults part way returns the whole records before the fault
  * and keeps the rest for the next read(); one that faults at its first
  * record is -EFAULT.  No record is lost either way.  The buffers of one
@@ -143,8 +203,9 @@ enum bts_entry_kind {
  * @BTS_MODE_CONTINUOUS: every branch, as it is read; when the reader does
  *	not keep up, records are dropped and a BTS_PSEUDO_LOST record says
  *	how many, unless BTS_ATTACH_LOSSLESS
- * @BTS_MODE_RING: only the last @nr_records branches of each thread, which
- *	become readable when the thread exits or the file is detached
+ * @BTS_MODE_RING: only the last @nr_records records of each thread
+ *	(pseudo-records and details included), which become readable when
+ *	the thread exits or the file is detached
  */
 enum bts_attach_mode {
 	BTS_MODE_CONTINUOUS	= 0,

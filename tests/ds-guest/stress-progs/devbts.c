@@ -51,6 +51,13 @@ static void check(const struct bts_record *r, size_t n)
 				fail("kernel address in KERNEL", r[i].to,
 				     r[i].flags);
 			break;
+		case BTS_PSEUDO_DETAIL:
+			/* Numbers, not addresses: only its layout is known. */
+			if (BTS_DETAIL_TYPE(r[i].from) != BTS_PSEUDO_KERNEL ||
+			    BTS_DETAIL_LAYOUT(r[i].from) !=
+			    BTS_DETAIL_KERNEL_ENTRY)
+				fail("unknown detail", r[i].from, r[i].to);
+			break;
 		case BTS_PSEUDO_LOST:
 			break;
 		case BTS_PSEUDO_THREAD:

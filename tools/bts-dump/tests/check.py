@@ -460,6 +460,60 @@ def test_resume_unseen():
         "the code leads", out + err)
 
 
+def test_kernel_detail():
+    """KERNEL records with the kernel's detail: its system call number
+    and ABI win over the code's (raw_write's eax says write), x32's flag
+    bit and the i386 table are honoured, an exception's error code and
+    the time come out in JSONL; a detail survives THREAD framing between
+    it and its record, and one of an unknown layout, or not followed by
+    its record, is skipped."""
+    t0 = 1_000_000_000
+    trace = [
+        rg.thread(10, 10, rg.THREAD_NEW),
+        rg.branch(a("tramp", 5), a("raw_write")),
+        rg.kernel_detail(rg.ABI_X86_64, 39, t0),
+        rg.thread(10, 10),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+        rg.branch(a("raw_write", 7), a("tramp", 10)),
+        rg.kernel_detail(rg.ABI_X32, 0x40000000 | 1, t0 + 1),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+        rg.kernel_detail(rg.ABI_I386, 20, t0 + 2),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_indirect", 3),
+                  a("raw_indirect", 5)),
+        rg.kernel_detail(rg.ABI_NONE, 6, t0 + 3),
+        rg.kernel(rg.ENTRY_EXCEPTION, a("leaf", 1), a("leaf", 1), 14),
+        rg.detail(rg.PSEUDO_KERNEL, 9, 0, 0x1234, 0x5678),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+        rg.kernel_detail(rg.ABI_X86_64, 60, t0 + 4),
+        rg.branch(a("raw_write", 7), a("tramp", 10)),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+        rg.thread(10, 10, rg.THREAD_EXIT),
+    ]
+    f = write("detail.raw", rg.header() +
+              rg.maps_chunk(10, rg.maps_lines(PROG)) +
+              rg.records_chunk(trace))
+    rc, out, err = run(f, "--format=jsonl")
+    recs = jsonl(out) if rc == 0 else []
+    k = [r for r in recs if r["kind"] == "kernel"]
+    got = [(r.get("syscall"), r.get("syscall_nr"), r.get("abi"),
+            r.get("error_code"), r.get("time")) for r in k]
+    want = [("getpid", 39, "x86_64", None, t0),
+            ("write", 1, "x32", None, t0 + 1),
+            ("getpid", 20, "i386", None, t0 + 2),
+            (None, None, None, 6, t0 + 3),
+            ("write", 1, None, None, None),
+            ("write", 1, None, None, None)]
+    tap(rc == 0 and got == want and
+        not any(r["kind"] == "pseudo" for r in recs),
+        "jsonl: the kernel's system call number, ABI, error code and "
+        "time; unknown and stray details skipped",
+        "got  %r\nwant %r\n" % (got, want) + out + err)
+    rc, out, err = run(f)
+    want = ["-- syscall getpid at %s raw_write+0x5" % x(a("raw_write", 5))]
+    tap(rc == 0 and has_lines(out, want) and "pseudo-record" not in out,
+        "text: the kernel's system call number", diag(out, want) + err)
+
+
 def test_usage():
     p = subprocess.run([BTS_DUMP, "--format=nope", "-i", "x"],
                        capture_output=True, text=True)
@@ -472,8 +526,8 @@ def test_usage():
 
 
 for t in (test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
-          test_maps, test_streams, test_resume_unseen, test_bad_input,
-          test_usage):
+          test_maps, test_streams, test_resume_unseen, test_kernel_detail,
+          test_bad_input, test_usage):
     try:
         t()
     except Exception as e:  # a broken test is a failed one

@@ -14,6 +14,9 @@ RECORDS, MAPS, MEMORY, EXIT = 1, 2, 3, 4
 
 # include/uapi/linux/bts.h
 PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
+PSEUDO_DETAIL = 7
+DETAIL_KERNEL_ENTRY = 0
+ABI_NONE, ABI_X86_64, ABI_X32, ABI_I386 = 0, 1, 2, 3
 ENTRY_UNKNOWN, ENTRY_SYSCALL, ENTRY_EXCEPTION, ENTRY_INTERRUPT = 0, 1, 2, 3
 THREAD_RECORDS, THREAD_NEW, THREAD_EXIT = 0, 1, 2
 
@@ -29,6 +32,17 @@ def branch(frm, to):
 def kernel(kind, entry, resume, vector=0):
     """A stretch in the kernel entered at @entry, left to @resume."""
     return (pseudo(PSEUDO_KERNEL, kind | vector << 8), resume, entry)
+
+
+def detail(type_, layout, val, to, flags):
+    """A BTS_PSEUDO_DETAIL record for the next record, of type @type_."""
+    return (pseudo(PSEUDO_DETAIL, type_ | layout << 8 | val << 16), to, flags)
+
+
+def kernel_detail(abi, orig_ax, ns):
+    """What the kernel puts before each KERNEL record: the system call's
+    ABI (ABI_NONE if none), orig_ax and the time of the return."""
+    return detail(PSEUDO_KERNEL, DETAIL_KERNEL_ENTRY, abi, orig_ax, ns)
 
 
 def lost(count):

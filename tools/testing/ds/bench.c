@@ -24,7 +24,8 @@
 /*
  * A user program's trace: mostly user branches, a syscall every 64
  * records with a few kernel branches behind it, an interrupt every 1000,
- * and before each return to user mode the KERNEL record ds.c stages.
+ * and before each return to user mode the KERNEL record ds.c stages,
+ * after its detail.
  * With @user_only, what the hardware writes of it with BTS_OFF_OS (all
  * consumers user-only), under the target-CPL semantics: the user branches
  * and the returns to user mode.
@@ -53,12 +54,21 @@ static void make_trace(struct bts_record *rec, unsigned int nr,
 			continue;
 		if (user_only && (s64)from >= 0 && (s64)to < 0)
 			continue;
-		if ((s64)from < 0 && (s64)to >= 0)	/* staged, then sysret */
+		if ((s64)from < 0 && (s64)to >= 0 && n + 2 < nr) {
+			/* staged: the detail and KERNEL; then sysret */
+			rec[n++] = (struct bts_record){
+				.from = BTS_PSEUDO(BTS_PSEUDO_DETAIL,
+						   BTS_DETAIL_ARG(BTS_PSEUDO_KERNEL,
+								  BTS_DETAIL_KERNEL_ENTRY,
+								  BTS_ABI_X86_64)),
+				.to = 39, .flags = i,
+			};
 			rec[n++] = (struct bts_record){
 				.from = BTS_PSEUDO(BTS_PSEUDO_KERNEL,
 						   BTS_ENTRY_SYSCALL),
 				.to = to, .flags = to - 2,
 			};
+		}
 		if (n < nr)
 			rec[n++] = (struct bts_record){ .from = from, .to = to };
 	}

@@ -38,10 +38,19 @@ void __ds_exit_to_user_mode(struct pt_regs *regs);
  * interrupt, the BTS_PSEUDO_KERNEL argument itself.
  */
 #define DS_ENTRY_NOTED		BIT(31)
+/*
+ * ...and pt_regs::orig_ax was -1, so ds_entry_ax is pt_regs::ax: the
+ * number of a system call made with int $0x80, which int80_emulation()
+ * moves to orig_ax only later; otherwise no number.
+ */
+#define DS_ENTRY_AX		BIT(30)
 
 /*
  * From arch_enter_from_user_mode(): noinstr, RCU not watching yet.  No
  * call: the system call path would save registers for it, traced or not.
+ * orig_ax holds the system call number as the thread passed it (an
+ * exception's error code), before tracing or a sigreturn can change it;
+ * int $0x80 leaves it in ax, with orig_ax -1 (DS_ENTRY_AX).
  * The entry stub's call into C left its return address right below
  * pt_regs (entry_64.S, idtentry_body; entry_SYSCALL_64 and the compat
  * entries alike); FRED's entry differs, and is left unknown.
@@ -53,11 +62,17 @@ static __always_inline void ds_enter_from_user_mode(struct pt_regs *regs)
 		struct thread_struct *t = &current->thread;
 		unsigned long off = ((unsigned long *)regs)[-1] -
 				    (unsigned long)__entry_text_start;
+		unsigned long ax = regs->orig_ax;
+		u32 kind = DS_ENTRY_NOTED | off;
 
+		if (ax == -1UL) {
+			ax = regs->ax;
+			kind |= DS_ENTRY_AX;
+		}
 		t->ds_entry_kind = !cpu_feature_enabled(X86_FEATURE_FRED) &&
-				   off < DS_ENTRY_NOTED ?
-				   DS_ENTRY_NOTED | off : BTS_ENTRY_UNKNOWN;
+				   off < DS_ENTRY_AX ? kind : BTS_ENTRY_UNKNOWN;
 		t->ds_entry_from = regs->ip;
+		t->ds_entry_ax = ax;
 	}
 }
 
