@@ -10,7 +10,8 @@
 # trying to take the hardware, users of /dev/bts tracing a forking shell
 # (tests/ds-guest/stress-progs/devbts.c), and CPU 1 going offline and
 # online; then a
-# lossless consumer is released while it holds its task back.  Prints
+# lossless consumer is released while it holds its task back, and CPU 1
+# comes online without memory for its staging buffer.  Prints
 # TAP.  Kernel reports and leaks are for tests/vm/run to find.  The
 # records whose content stress-check.py checks on the host go to RESULTS.
 set -u
@@ -444,6 +445,80 @@ stuck_release()
 }
 check "lossless consumer released while its task waits: the task goes on" \
 	stuck_release
+
+# records_of NAME: the consumer's records, "TYPE ARG" for pseudo-records
+# and "B" for branches, one per line.
+records_of()
+{
+	python3 -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+for o in range(0, len(d) - len(d) % 24, 24):
+    f = struct.unpack_from("<Q", d, o)[0]
+    print("B" if f >> 32 != 0x80000000 else f"{f & 0xff} {(f >> 8) & 0xffffff}")
+' "$D/$1/records"
+}
+
+# CPU 1 comes online without memory for its staging buffer (fail_page_alloc
+# on its hotplug thread, for order-4 allocations only): a thread traced
+# there gets one BTS_LOST_UNTRACED record (type 3, argument 2) and no
+# branch, rather than a silent gap; a CPU consumer of CPU 1 that cannot
+# have the buffer either is refused; the next consumer arms CPU 1, and
+# the thread's branches there are traced again.
+hotplug_nomem()
+{
+	local F=/sys/kernel/debug/fail_page_alloc cpu1 hp t ok=0 first second
+	cpu1=/sys/devices/system/cpu/cpu1/online
+	hp=$(pgrep -x cpuhp/1) || { echo "no cpuhp/1 thread"; return 1; }
+	# Pinned from outside: taskset as a launcher, stopped before its
+	# exec, would pin itself again when continued.
+	"$prog/busy" 4000000000 &
+	t=$!
+	taskset -p -c 0 $t >/dev/null
+	kill -STOP $t
+	echo "attach hk1 task=$t priv=user mode=cont size=4096 cap=200000" \
+		>$D/control || return 1
+	echo 0 >$cpu1 || return 1
+	echo 0 >$F/verbose
+	echo N >$F/ignore-gfp-wait
+	echo 4 >$F/min-order
+	echo Y >$F/task-filter
+	echo -1 >$F/times
+	echo 100 >$F/probability
+	echo 1 >/proc/$hp/make-it-fail
+	echo 1 >$cpu1
+	echo 0 >/proc/$hp/make-it-fail
+	dmesg | grep -o 'CPU 1: no staging buffer.*' | tail -n 1
+	taskset -p -c 1 $t >/dev/null
+	kill -CONT $t
+	sleep 0.5
+	kill -STOP $t
+	first=$(records_of hk1 | paste -sd, -)
+	echo "on CPU 1 without its buffer: ${first:-no record}"
+	[ "$first" = "3 2" ] || ok=1
+	if (echo 1 >/proc/$BASHPID/make-it-fail &&
+	    echo "attach hk2 cpu=1 priv=user mode=cont size=64 cap=64" \
+		>$D/control) \
+		2>/dev/null; then
+		echo "a consumer of CPU 1 was accepted without a buffer for it"
+		echo "release hk2" >$D/control
+		ok=1
+	fi
+	echo 0 >$F/probability
+	echo "attach hk3 cpu=1 priv=all mode=ring size=100" >$D/control ||
+		{ echo "no consumer of CPU 1 once memory is back"; ok=1; }
+	kill -CONT $t
+	sleep 0.5
+	kill -STOP $t
+	second=$(records_of hk1 | grep -c '^B')
+	echo "then, armed again: $second branches"
+	[ "$second" -gt 1000 ] || ok=1
+	kill -9 $t
+	echo "release hk1 hk3" >$D/control
+	return $ok
+}
+check "a CPU online without its staging buffer: a loss record, then armed again" \
+	hotplug_nomem
 
 check "release everything, rmmod" sh -c "echo release >$D/control && rmmod ds_consumers"
 kill $watchdog 2>/dev/null

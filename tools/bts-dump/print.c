@@ -694,16 +694,29 @@ static void on_kernel(struct printer *pr, struct thread *t,
 static void on_lost(struct printer *pr, struct thread *t,
 		    const struct bts_record *r)
 {
-	char what[48];
+	unsigned int arg = BTS_PSEUDO_ARG(r->from);
+	const char *why = arg == BTS_LOST_OVERRUN ? "overrun" :
+			  arg == BTS_LOST_UNTRACED ? "untraced" : NULL;
+	char what[96];
 
-	snprintf(what, sizeof(what), "lost %llu records",
-		 (unsigned long long)r->to);
+	if (arg == BTS_LOST_OVERRUN)
+		snprintf(what, sizeof(what),
+			 "lost records: the hardware's buffer overran");
+	else if (arg == BTS_LOST_UNTRACED)
+		snprintf(what, sizeof(what),
+			 "lost records: ran on a CPU that could not trace");
+	else
+		snprintf(what, sizeof(what), "lost %llu records",
+			 (unsigned long long)r->to);
 	if (pr->opts.calls) {
 		calls_note(pr, t, what);
 	} else if (pr->opts.format == FORMAT_JSONL) {
 		json_begin(pr, t, "lost");
-		fprintf(pr->out, ",\"count\":%llu}\n",
-			(unsigned long long)r->to);
+		if (why)
+			fprintf(pr->out, ",\"reason\":\"%s\"}\n", why);
+		else
+			fprintf(pr->out, ",\"count\":%llu}\n",
+				(unsigned long long)r->to);
 	} else {
 		header(pr, t);
 		fprintf(pr->out, "-- %s\n", what);

@@ -100,6 +100,8 @@ static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
  * @throttle_queued: @throttle is queued
  * @throttled: times the traced task waited
  * @limit: lossless mode: pending records beyond which the task waits
+ * @untraced: a task's stream told of its run on a CPU that cannot trace
+ *	(ds_untraced()); written where the task is switched in
  */
 struct ds_consumer {
 	struct ds_stream	stream;
@@ -116,6 +118,7 @@ struct ds_consumer {
 	atomic_t		throttle_queued;
 	atomic64_t		throttled;
 	u32			limit;
+	bool			untraced;
 };
 
 /**
@@ -790,6 +793,31 @@ static int ds_nmi(unsigned int cmd, struct pt_regs *regs)
 	return NMI_HANDLED;
 }
 
+/*
+ * @next is switched in on a CPU that is not armed although consumers
+ * exist: it came online without memory for its staging buffer
+ * (ds_hp_online(); the next request tries again).  Nothing @next does
+ * here is recorded: its streams say so, once per stay on such CPUs,
+ * rather than fall silent.  Context: the scheduler's, as __ds_switch_to().
+ */
+static void ds_untraced(struct task_struct *next)
+{
+	const struct bts_record rec = {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_LOST, BTS_LOST_UNTRACED),
+	};
+	struct ds_set *set = rcu_dereference_sched(next->thread.ds_consumers);
+	unsigned int i;
+
+	for (i = 0; set && i < set->nr; i++) {
+		struct ds_consumer *c = set->c[i];
+
+		if (ds_consumer_on(c) && !c->untraced) {
+			ds_stream_append(&c->stream, &rec);
+			c->untraced = true;
+		}
+	}
+}
+
 /**
  * __ds_switch_to() - hand the CPU's branch trace over to the next task
  * @prev: the task switched out: what is staged is its
@@ -804,8 +832,10 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	struct bts_record rec;
 	unsigned int i, n;
 
-	if (!dc->armed)
+	if (!dc->armed) {
+		ds_untraced(next);
 		return;
+	}
 	ds_pause(dc);
 	/* Per-CPU streams of both sides learn who runs now. */
 	rec = (struct bts_record) {
@@ -830,9 +860,12 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	 * was not current: hold it back before it returns to user mode.
 	 */
 	n = ds_streams(dc, next, cons);
-	for (i = 0; i < n; i++)
-		if (cons[i]->cfg.task == next)
-			ds_throttle(cons[i], TWA_RESUME | TWAF_NO_ALLOC);
+	for (i = 0; i < n; i++) {
+		if (cons[i]->cfg.task != next)
+			continue;
+		ds_throttle(cons[i], TWA_RESUME | TWAF_NO_ALLOC);
+		cons[i]->untraced = false;
+	}
 	ds_unpause(dc);
 }
 
@@ -1187,8 +1220,9 @@ static int ds_cpu_up(unsigned int cpu)
 		return 0;
 	if (dc->pages)
 		return smp_call_function_single(cpu, ds_arm_fn, NULL, 1);
-	pages = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL | __GFP_ZERO,
-				 order);
+	/* A failure is reported by the callers, with what it means. */
+	pages = alloc_pages_node(cpu_to_node(cpu),
+				 GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN, order);
 	if (!pages)
 		return -ENOMEM;
 	for (i = 0; i < 1U << order; i++)
@@ -1242,8 +1276,8 @@ static int ds_hp_online(unsigned int cpu)
 	mutex_unlock(&ds_mutex);
 	/* Better a CPU that does not trace than one that does not come up. */
 	if (ret)
-		pr_warn("CPU %u: no staging buffer (%d), not tracing\n", cpu,
-			ret);
+		pr_warn("CPU %u: no staging buffer (%d): threads traced there get a loss record; the next consumer tries again\n",
+			cpu, ret);
 	return 0;
 }
 
@@ -1308,6 +1342,26 @@ static int ds_start(void)
 fail:
 	ds_teardown();
 	x86_perf_bts_exclusive_put();
+	return ret;
+}
+
+/*
+ * With consumers present every online CPU is armed, but one whose staging
+ * buffer could not be allocated when it came online: try again for each
+ * new consumer.  A CPU consumer needs its CPU armed, if online.
+ * Context: ds_mutex, cpus_read_lock.
+ */
+static int ds_arm_missing(const struct ds_bts_config *cfg)
+{
+	unsigned int cpu;
+	int ret = 0;
+
+	for_each_online_cpu(cpu) {
+		int err = ds_cpu_up(cpu);
+
+		if (err && !cfg->task && cpu == cfg->cpu)
+			ret = err;
+	}
 	return ret;
 }
 
@@ -1462,7 +1516,7 @@ static int ds_check_config(const struct ds_bts_config *cfg)
  * for a bad @cfg, -EACCES for kernel-mode recording that
  * ds_kernel_recording_allowed() refuses, -EBUSY while perf's BTS users
  * hold the hardware or the CPU or task has DS_MAX_CONSUMERS consumers,
- * -ENOMEM.
+ * -ENOMEM (also for a CPU scope whose CPU has no staging buffer).
  */
 struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 {
@@ -1521,9 +1575,7 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	ret = -EBUSY;
 	if (ds_perf_claims)
 		goto unlock;
-	ret = 0;
-	if (!ds_nr_consumers)
-		ret = ds_start();
+	ret = ds_nr_consumers ? ds_arm_missing(cfg) : ds_start();
 	if (ret)
 		goto unlock;
 	ret = ds_set_update(ds_set_slot(cfg), c, NULL);

@@ -70,7 +70,10 @@ struct bts_record {
  *	up with a continuous stream.  With the argument BTS_LOST_OVERRUN
  *	instead, the hardware filled its buffer before it could be drained
  *	and dropped an unknown number of records, of either privilege, at
- *	this point; @to is 0.
+ *	this point; @to is 0.  With BTS_LOST_UNTRACED, in a thread's
+ *	stream: the thread ran on a CPU that could not trace it (no memory
+ *	for the CPU's buffers when it came online); what it did there, an
+ *	unknown number of records, is missing; @to is 0.
  * @BTS_PSEUDO_MARKER: an event the kernel or an application put into the
  *	trace, after the branches that preceded it.  The argument, @to and
  *	@flags are the marker's (for user_events: the event's id and data).
@@ -155,8 +158,9 @@ enum bts_thread_event {
 	BTS_THREAD_EXIT		= 2,
 };
 
-/* The argument of a BTS_PSEUDO_LOST record for a hardware overrun. */
+/* The arguments of BTS_PSEUDO_LOST records of an unknown number. */
 #define BTS_LOST_OVERRUN	1
+#define BTS_LOST_UNTRACED	2
 
 /**
  * enum bts_entry_kind - how user mode entered the kernel

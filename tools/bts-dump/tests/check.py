@@ -487,6 +487,8 @@ def test_kernel_detail():
         rg.kernel_detail(rg.ABI_X86_64, 60, t0 + 4),
         rg.branch(a("raw_write", 7), a("tramp", 10)),
         rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+        rg.lost_unknown(rg.LOST_OVERRUN),
+        rg.lost_unknown(rg.LOST_UNTRACED),
         rg.thread(10, 10, rg.THREAD_EXIT),
     ]
     f = write("detail.raw", rg.header() +
@@ -508,10 +510,17 @@ def test_kernel_detail():
         "jsonl: the kernel's system call number, ABI, error code and "
         "time; unknown and stray details skipped",
         "got  %r\nwant %r\n" % (got, want) + out + err)
+    lost = [r for r in recs if r["kind"] == "lost"]
+    tap([r.get("reason") for r in lost] == ["overrun", "untraced"] and
+        not any("count" in r for r in lost),
+        "jsonl: losses of an unknown number say why", out)
     rc, out, err = run(f)
-    want = ["-- syscall getpid at %s raw_write+0x5" % x(a("raw_write", 5))]
+    want = ["-- syscall getpid at %s raw_write+0x5" % x(a("raw_write", 5)),
+            "-- lost records: the hardware's buffer overran",
+            "-- lost records: ran on a CPU that could not trace"]
     tap(rc == 0 and has_lines(out, want) and "pseudo-record" not in out,
-        "text: the kernel's system call number", diag(out, want) + err)
+        "text: the kernel's system call number, losses of unknown size",
+        diag(out, want) + err)
 
 
 def test_usage():

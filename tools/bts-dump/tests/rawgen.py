@@ -49,6 +49,15 @@ def lost(count):
     return (pseudo(PSEUDO_LOST), count, 0)
 
 
+LOST_OVERRUN, LOST_UNTRACED = 1, 2
+
+
+def lost_unknown(why):
+    """An unknown number lost: the hardware overran, or the thread ran on
+    a CPU that could not trace it."""
+    return (pseudo(PSEUDO_LOST, why), 0, 0)
+
+
 def marker(arg, to, flags):
     return (pseudo(PSEUDO_MARKER, arg), to, flags)
 
