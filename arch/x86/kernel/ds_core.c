@@ -115,10 +115,101 @@ static void ds_put(struct ds_stream *s, u64 from, u64 to, u64 flags)
 	ds_write(s, from, to, flags);
 }
 
+/* Copy @n records into the slots from @pos on, wrapping once at most. */
+static void ds_copy_in(struct ds_stream *s, const struct bts_record *rec,
+		       u32 n)
+{
+	u32 first = min(n, s->size - s->pos);
+
+	memcpy(&s->buf[s->pos], rec, first * sizeof(*rec));
+	memcpy(s->buf, rec + first, (n - first) * sizeof(*rec));
+	s->pos += n;
+	if (s->pos >= s->size)
+		s->pos -= s->size;
+}
+
+/*
+ * A ring takes @n records as ds_write() one by one would leave it, in at
+ * most two copies of the last @size.  It overwrites slots that a reader
+ * may be copying, while @head says only one slot is at risk: @claim tells
+ * ds_stream_read_last() how far the overwriting may have gone.
+ */
+static void ds_ring_put_run(struct ds_stream *s, const struct bts_record *rec,
+			    u32 n)
+{
+	u32 skip = n > s->size ? n - s->size : 0;
+
+	WRITE_ONCE(s->claim, s->head + n);
+	/*
+	 * Order the claim before the overwriting.  Pairs with smp_rmb() in
+	 * ds_stream_read_last(): a reader that copied part of a new record
+	 * then sees the claim.
+	 */
+	smp_wmb();
+	s->pos = (s->pos + skip) % s->size;
+	ds_copy_in(s, rec + skip, n - skip);
+	/* As ds_write()'s: pairs with the readers' acquire of @head. */
+	smp_store_release(&s->head, s->head + n);
+}
+
+/*
+ * Append @n records of the batch, as ds_put() one by one would.  A
+ * continuous stream takes them in at most two copies and one publication:
+ * its free slots are nobody's until @head moves.
+ */
+static void ds_put_run(struct ds_stream *s, const struct bts_record *rec,
+		       u32 n)
+{
+	u32 room, k;
+
+	if (s->mode != DS_MODE_CONTINUOUS) {
+		ds_ring_put_run(s, rec, n);
+		return;
+	}
+	room = ds_room(s);
+	if (s->lost) {
+		if (room < 2) {
+			s->lost += n;
+			s->lost_total += n;
+			return;
+		}
+		ds_write(s, BTS_PSEUDO(BTS_PSEUDO_LOST, 0), s->lost, 0);
+		s->lost = 0;
+		room--;
+	}
+	k = min(n, room);
+	if (k < n) {
+		s->lost = n - k;
+		s->lost_total += n - k;
+	}
+	if (!k)
+		return;
+	ds_copy_in(s, rec, k);
+	/* As ds_write()'s: pairs with the consumers' acquire of @head. */
+	smp_store_release(&s->head, s->head + k);
+}
+
 /* A user address, or 0 in place of one of the kernel half. */
 static inline u64 ds_user_addr(u64 addr)
 {
 	return ds_kernel_addr(addr) ? 0 : addr;
+}
+
+/* How many records from @rec on have user addresses at both ends. */
+static unsigned int ds_user_run(const struct bts_record *rec, unsigned int nr)
+{
+	unsigned int n;
+
+	/* Four at a time, one test of eight sign bits, then one by one. */
+	for (n = 0; n + 4 <= nr; n += 4)
+		if (ds_kernel_addr(rec[n].from | rec[n].to |
+				   rec[n + 1].from | rec[n + 1].to |
+				   rec[n + 2].from | rec[n + 2].to |
+				   rec[n + 3].from | rec[n + 3].to))
+			break;
+	while (n < nr && !ds_kernel_addr(rec[n].from | rec[n].to))
+		n++;
+	return n;
 }
 
 /*
@@ -142,16 +233,21 @@ static inline bool ds_staged_kernel_time(u64 from)
 static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 			  unsigned int nr)
 {
-	unsigned int i;
+	unsigned int i, run;
 
 	for (i = 0; i < nr; i++) {
 		const struct bts_record *r = &rec[i];
 
-		if (likely(!ds_kernel_addr(r->from | r->to)))
-			ds_put(s, r->from, r->to, r->flags);
-		else if (!ds_staged_kernel_time(r->from))
+		/* A run of user branches: as the hardware wrote them. */
+		run = ds_user_run(r, nr - i);
+		if (run) {
+			ds_put_run(s, r, run);
+			i += run - 1;
 			continue;
-		else if (BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_KERNEL)
+		}
+		if (!ds_staged_kernel_time(r->from))
+			continue;
+		if (BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_KERNEL)
 			ds_put(s, r->from, ds_user_addr(r->to),
 			       ds_user_addr(r->flags));
 		else
@@ -204,7 +300,7 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 			 unsigned int nr)
 {
-	unsigned int i;
+	unsigned int i, run;
 
 	for (i = 0; i < nr; i++) {
 		const struct bts_record *r = &rec[i];
@@ -215,7 +311,11 @@ static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 		 */
 		if (unlikely(ds_staged_kernel_time(r->from)))
 			continue;
-		ds_put(s, r->from, r->to, r->flags);
+		for (run = 1; i + run < nr &&
+		     !ds_staged_kernel_time(rec[i + run].from); run++)
+			;
+		ds_put_run(s, r, run);
+		i += run - 1;
 	}
 }
 
@@ -307,14 +407,15 @@ u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 		ds_copy_out(s, out, head - n, n);
 		/*
 		 * The producer may have run on another CPU meanwhile.  It
-		 * writes slot @now before publishing @now + 1, so the copy is
-		 * whole if that slot was not one of ours.  Orders the copy
-		 * before the second load of @head; pairs with the release in
-		 * ds_write().
+		 * writes slot @now before publishing @now + 1, or a run up to
+		 * @claim after claiming it, so the copy is whole if none of
+		 * those slots was one of ours.  Orders the copy before the
+		 * loads of @head and @claim; pairs with the release in
+		 * ds_write() and the smp_wmb() in ds_ring_put_run().
 		 */
 		smp_rmb();
-		now = READ_ONCE(s->head);
-	} while (now + 1 - (head - n) > s->size);
+		now = max(READ_ONCE(s->head) + 1, READ_ONCE(s->claim));
+	} while (now - (head - n) > s->size);
 	return n;
 }
 

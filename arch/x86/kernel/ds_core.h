@@ -38,6 +38,8 @@
  *	producer only (release), so buf[(head - 1) % size] is the newest
  * @tail: continuous mode: records ever consumed; written by the consumer
  *	only (release)
+ * @claim: ring mode: records the producer may have begun to write, if
+ *	more than @head + 1, which it always may (ds_ring_put_run())
  * @lost: records dropped since the last BTS_PSEUDO_LOST was written
  * @lost_total: records ever dropped
  * @away: a kernel-only stream's trace is in user mode, since @away_from
@@ -53,6 +55,7 @@ struct ds_stream {
 	u32			pos;
 	u64			head;
 	u64			tail;
+	u64			claim;
 	u64			lost;
 	u64			lost_total;
 	u64			away_from;

@@ -30,6 +30,11 @@ typedef int64_t s64;
 	__a < __b ? __a : __b;						\
 })
 #define min_t(type, a, b)	min((type)(a), (type)(b))
+#define max(a, b) ({							\
+	__auto_type __a = (a);						\
+	__auto_type __b = (b);						\
+	__a > __b ? __a : __b;						\
+})
 
 /* The kernel's release store, as a C11 atomic; pairs: see ds_core.c. */
 #define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
@@ -46,6 +51,8 @@ typedef int64_t s64;
 
 /* The kernel's READ_ONCE(), as a relaxed C11 atomic load. */
 #define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+/* The kernel's WRITE_ONCE(), as a relaxed C11 atomic store. */
+#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), v, __ATOMIC_RELAXED)
 /* The kernel's read barrier, as a C11 fence; pairs: see ds_core.c. */
 #define smp_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
 /* The kernel's write barrier, as a C11 fence; pairs: see ds_core.c. */
