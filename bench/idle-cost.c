@@ -4,7 +4,7 @@
  * the TCG plugin insn-marks.c sees, which counts every guest instruction,
  * user and kernel, in between.
  *
- *   idle-cost GETPIDS SWITCHES
+ *   idle-cost GETPIDS SWITCHES REPS [consumer]
  *
  * Region 1: GETPIDS calls of getpid() (glibc's wrapper: a real syscall).
  * Region 2: SWITCHES context switches: two processes pinned to CPU 0, each
@@ -14,6 +14,9 @@
  * of context switches ("ctxt" in /proc/stat, all CPUs), read outside the
  * marks, says how many there really were.
  *
+ * With "consumer", a /dev/bts consumer traces a child that sleeps all the
+ * while: the layer is active, but not for the tasks measured.
+ *
  * Prints, per region, one line
  *   region ID NAME iters=N ctxt=SWITCHES ticks=TIMER_INTERRUPTS
  * with the switches and local timer interrupts between the two marks'
@@ -21,12 +24,16 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/bts.h>
 
 /* The marker: nopl 0x425453NN(%rax), see insn-marks.c. */
 #define MARK(nn) asm volatile(".byte 0x0f, 0x1f, 0x80, " #nn ", 0x53, 0x54, 0x42" \
@@ -156,19 +163,45 @@ static void switches(long n)
 		die("waitpid");
 }
 
+/* A /dev/bts consumer of a child that sleeps until killed. */
+static pid_t consumer(void)
+{
+	struct bts_attach a = { .size = sizeof(a) };
+	pid_t child = fork();
+	int fd;
+
+	if (child < 0)
+		die("fork");
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	fd = open("/dev/bts", O_RDONLY);
+	a.pid = child;
+	if (fd < 0 || ioctl(fd, BTS_IOC_ATTACH, &a))
+		die("/dev/bts");
+	/* The file stays open, the consumer attached, until exit. */
+	return child;
+}
+
 int main(int argc, char **argv)
 {
+	pid_t traced = 0;
 	int r, reps;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: idle-cost GETPIDS SWITCHES REPS\n");
+	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "consumer"))) {
+		fprintf(stderr, "usage: idle-cost GETPIDS SWITCHES REPS [consumer]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 5)
+		traced = consumer();
 	reps = atoi(argv[3]);
 	for (r = 0; r < reps; r++) {
 		getpids(atol(argv[1]));
 		switches(atol(argv[2]));
 	}
+	if (traced)
+		kill(traced, SIGKILL);
 	return 0;
 }

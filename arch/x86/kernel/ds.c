@@ -832,6 +832,18 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	struct bts_record rec;
 	unsigned int i, n;
 
+	/*
+	 * Nobody traces this CPU, @prev or @next: the hardware was off for
+	 * @prev (ds_wanted()), so there is nothing to drain, and stays off.
+	 * A consumer that comes for either meanwhile syncs through ds_sync(),
+	 * which finds @next current.
+	 */
+	if (!rcu_access_pointer(dc->set) &&
+	    !rcu_access_pointer(prev->thread.ds_consumers) &&
+	    !rcu_access_pointer(next->thread.ds_consumers)) {
+		dc->owner = next;
+		return;
+	}
 	if (!dc->armed) {
 		ds_untraced(next);
 		return;
