@@ -40,6 +40,8 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
+#include <kunit/static_stub.h>
+
 #include <asm/apic.h>
 #include <asm/cpu_entry_area.h>
 #include <asm/debugreg.h>
@@ -1089,7 +1091,7 @@ static void ds_sync_fn(void *p)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	struct task_struct *task = arg->c->cfg.task;
 
-	/* Migrated since: the switch away drained it. */
+	/* Switched away since, which drained it: ds_sync() looks again. */
 	if (task && task != current)
 		return;
 	ds_pause(dc);
@@ -1101,22 +1103,62 @@ static void ds_sync_fn(void *p)
 }
 
 /*
+ * Run ds_sync_fn() on @cpu.  A function of its own so that a KUnit case
+ * can move the task between the choice of @cpu and the call.
+ */
+static void ds_sync_on(int cpu, struct ds_sync_arg *arg)
+{
+	KUNIT_STATIC_STUB_REDIRECT(ds_sync_on, cpu, arg);
+	smp_call_function_single(cpu, ds_sync_fn, arg, 1);
+}
+
+/*
+ * Called with @task held where it is (task_call_func()): not switched in
+ * or out, not migrated, not woken.  Running, it is synced on its CPU,
+ * whose number is returned.  Off every CPU, it has nothing staged (the
+ * switch away drained it), and the change is made here, before any CPU
+ * can switch it in and program the hardware for it.
+ */
+static int ds_sync_held(struct task_struct *task, void *p)
+{
+	struct ds_sync_arg *arg = p;
+
+	if (task_curr(task))
+		return task_cpu(task);
+	ds_set_suspended(arg->c, arg->change);
+	arg->done = true;
+	return -1;
+}
+
+/*
  * Bring a consumer's stream up to date with what its CPU or task has
  * staged, apply @change at that point of its trace, and make the hardware
- * follow.  A task that is not running has nothing staged: its last CPU
- * drained at the switch.
+ * follow.
  */
 static void ds_sync(struct ds_consumer *c, enum ds_sync_change change)
 {
 	struct ds_sync_arg arg = { .c = c, .change = change };
 	struct task_struct *task = c->cfg.task;
+	int cpu;
 
-	if (!task)
-		smp_call_function_single(c->cfg.cpu, ds_sync_fn, &arg, 1);
-	else if (task_curr(task))
-		smp_call_function_single(task_cpu(task), ds_sync_fn, &arg, 1);
-	if (!arg.done)
-		ds_set_suspended(c, change);
+	if (!task) {
+		ds_sync_on(c->cfg.cpu, &arg);
+		/* Offline: the CPU reads the change when it comes up. */
+		if (!arg.done)
+			ds_set_suspended(c, change);
+		return;
+	}
+	/*
+	 * A running task can move between the look at where it runs and the
+	 * call there, which then finds it gone (ds_sync_fn()): look again.
+	 * Setting the change from here instead would miss a CPU that just
+	 * switched the task in and programmed the hardware for the old state.
+	 */
+	while (!arg.done) {
+		cpu = task_call_func(task, ds_sync_held, &arg);
+		if (cpu >= 0)
+			ds_sync_on(cpu, &arg);
+	}
 }
 
 static void ds_notify_fn(struct irq_work *work)

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of the Debug Store layer's hardware side, run at boot on the
- * (emulated) hardware.  Included from ds.c for its static functions: each
- * case runs the layer's NMI handlers and drains directly, on one CPU with
+ * (emulated) hardware.  Included from ds.c for its static functions: the
+ * cases run the layer's NMI handlers and drains directly, on one CPU with
  * interrupts off, in orders that real NMIs reach only by timing (a PMI
  * delivered while the layer has the hardware paused, an NMI of another
- * driver), and checks the state they leave.
+ * driver), or make a traced task migrate at the worst moment through a
+ * static stub, and check the state they leave.
  */
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include <asm/apic.h>
 
 /* What a case's steps found on the CPU. */
@@ -227,10 +231,144 @@ static void ds_test_late_handler(struct kunit *test)
 			    "the hardware traces as before after the NMI");
 }
 
+/*
+ * A kernel thread that spins, the CPU it starts on and the test's CPU:
+ * ds_test_sync_on_moved() swaps them.
+ */
+static struct {
+	struct task_struct	*task;
+	int			from;
+	int			to;
+} ds_test_mover;
+
+static int ds_test_spin(void *unused)
+{
+	while (!kthread_should_stop())
+		/* The kernel may not preempt: let the migration in. */
+		cond_resched();
+	return 0;
+}
+
+/* Wait up to about a second for @task to run on @cpu. */
+static bool ds_test_wait_running(struct task_struct *task, int cpu)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (task_curr(task) && task_cpu(task) == cpu)
+			return true;
+		usleep_range(1000, 2000);
+	}
+	return false;
+}
+
+/*
+ * ds_sync_on(), with the task migrating in between ds_sync()'s choice of
+ * @cpu and the call: the test's thread moves to the task's CPU and the
+ * task to the test's, where it runs on, alone, by the time the call comes.
+ */
+static void ds_test_sync_on_moved(int cpu, struct ds_sync_arg *arg)
+{
+	struct task_struct *task = ds_test_mover.task;
+
+	if (task_cpu(task) != ds_test_mover.to) {
+		set_cpus_allowed_ptr(current, cpumask_of(ds_test_mover.from));
+		set_cpus_allowed_ptr(task, cpumask_of(ds_test_mover.to));
+		ds_test_wait_running(task, ds_test_mover.to);
+	}
+	smp_call_function_single(cpu, ds_sync_fn, arg, 1);
+}
+
+/* What the hardware does on a CPU, and whether it runs @task. */
+struct ds_test_hw {
+	struct task_struct	*task;
+	bool			running;
+	int			cpu;
+	u64			bits;
+};
+
+static void ds_test_read_hw(void *p)
+{
+	struct ds_test_hw *hw = p;
+
+	hw->running = current == hw->task;
+	hw->cpu = smp_processor_id();
+	hw->bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+}
+
+/*
+ * A consumer of a running task resumes while the task migrates: when
+ * ds_resume_bts() returns, the hardware traces the task where it runs.
+ */
+static void ds_test_resume_migrating(struct kunit *test)
+{
+	int allowed = ds_kernel_recording;
+	struct ds_bts_config cfg = {
+		.priv		= DS_PRIV_KERNEL,
+		.mode		= DS_MODE_CONTINUOUS,
+		.flags		= DS_BTS_SUSPENDED,
+		.nr_records	= 64,
+	};
+	struct ds_test_hw hw = { };
+	struct task_struct *task;
+	struct ds_consumer *c;
+	bool started;
+	int i;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs 2 CPUs");
+
+	ds_test_mover.to = cpumask_first(cpu_online_mask);
+	ds_test_mover.from = cpumask_next(ds_test_mover.to, cpu_online_mask);
+	set_cpus_allowed_ptr(current, cpumask_of(ds_test_mover.to));
+	task = kthread_create(ds_test_spin, NULL, "ds_test_spin");
+	if (IS_ERR(task)) {
+		set_cpus_allowed_ptr(current, cpu_possible_mask);
+		KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(task));
+		return;
+	}
+	ds_test_mover.task = task;
+	set_cpus_allowed_ptr(task, cpumask_of(ds_test_mover.from));
+	wake_up_process(task);
+	started = ds_test_wait_running(task, ds_test_mover.from);
+
+	/* Kernel-mode records: the task is a kernel thread. */
+	cfg.task = task;
+	WRITE_ONCE(ds_kernel_recording, 1);
+	c = ds_request_bts(&cfg);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+	if (!IS_ERR(c)) {
+		kunit_activate_static_stub(test, ds_sync_on,
+					   ds_test_sync_on_moved);
+		ds_resume_bts(c);
+		kunit_deactivate_static_stub(test, ds_sync_on);
+
+		hw.task = task;
+		for (i = 0; i < 100 && !hw.running; i++)
+			smp_call_function_single(task_cpu(task),
+						 ds_test_read_hw, &hw, 1);
+		ds_release_bts(c);
+	}
+	kthread_stop(task);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+
+	KUNIT_ASSERT_TRUE_MSG(test, started, "the task ran on CPU %d",
+			      ds_test_mover.from);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(c), "request: %ld", PTR_ERR(c));
+	KUNIT_ASSERT_TRUE_MSG(test, hw.running, "the task was found running");
+	KUNIT_ASSERT_EQ_MSG(test, hw.cpu, ds_test_mover.to,
+			    "the task moved during the resume");
+	KUNIT_EXPECT_NE_MSG(test, hw.bits, 0,
+			    "the task runs untraced after its consumer resumed");
+}
+
 static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
 	KUNIT_CASE(ds_test_owed_pmi),
 	KUNIT_CASE(ds_test_late_handler),
+	KUNIT_CASE(ds_test_resume_migrating),
 	{}
 };
 
