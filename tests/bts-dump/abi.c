@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -511,6 +512,182 @@ static void ring(void)
 	close(fd);
 }
 
+/* Shared with snapshot_child(): what it is asked to do, and its loops' counts. */
+static volatile unsigned long *snap_shm;
+enum { SNAP_PHASE, SNAP_A, SNAP_B };
+
+static __attribute__((noinline)) void snap_loop_a(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void snap_loop_b(void)
+{
+	asm volatile("" ::: "memory");
+}
+
+/* Loop A, then loop B when asked, then stop itself; exit when continued. */
+static int snapshot_child(void)
+{
+	while (snap_shm[SNAP_PHASE] == 0) {
+		snap_loop_a();
+		snap_shm[SNAP_A]++;
+	}
+	while (snap_shm[SNAP_PHASE] == 1) {
+		snap_loop_b();
+		snap_shm[SNAP_B]++;
+	}
+	raise(SIGSTOP);
+	return 0;
+}
+
+static int snapshot_err(int fd, struct bts_snapshot *s)
+{
+	return ioctl_err(fd, BTS_IOC_SNAPSHOT, s);
+}
+
+/*
+ * Wait until the child's count @idx reaches @min: spinning, so as to see
+ * it soon after, while the child's newest records may still be in its
+ * CPU's staging buffer; yielding now and then, in case both run on one.
+ */
+static void wait_count(int idx, unsigned long min)
+{
+	long i;
+
+	for (i = 0; i < 100000000 && snap_shm[idx] < min; i++)
+		if (!(i % 4096))
+			sched_yield();
+}
+
+/* Calls into @fn among @n records, and the index of the newest, or -1. */
+static int calls_into(const struct bts_record *r, unsigned int n, void (*fn)(void),
+		      int *newest)
+{
+	unsigned int i, calls = 0;
+
+	*newest = -1;
+	for (i = 0; i < n; i++) {
+		if (r[i].to == (__u64)(unsigned long)fn) {
+			calls++;
+			*newest = i;
+		}
+	}
+	return calls;
+}
+
+/* Records holding a kernel address (branches only; pseudo-records aside). */
+static int kernel_addresses(const struct bts_record *r, unsigned int n)
+{
+	unsigned int i, bad = 0;
+
+	for (i = 0; i < n; i++)
+		bad += !BTS_RECORD_IS_PSEUDO(r[i].from) &&
+		       ((r[i].from | r[i].to) >> 47);
+	return bad;
+}
+
+/*
+ * BTS_IOC_SNAPSHOT: a ring's last records while its thread runs, the
+ * newest at the end (a loop the thread just entered), only what fits,
+ * nothing after the thread exited, and the struct's rules.
+ */
+static void snapshots(void)
+{
+	struct bts_attach a = { .size = sizeof(a), .mode = BTS_MODE_RING,
+				.nr_records = 64 };
+	static struct bts_record full[100], part[8];
+	struct bts_snapshot s = { .size = sizeof(s) };
+	int fd, go, status, err, na, nb, newest_a, newest_b;
+	pid_t pid;
+
+	tap(sizeof(struct bts_snapshot) == BTS_SNAPSHOT_SIZE_VER0,
+	    "snapshot: the struct's size is the first version's (%zu)",
+	    sizeof(struct bts_snapshot));
+	snap_shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (snap_shm == MAP_FAILED)
+		exit(1);
+	fd = dev();
+	s.pid = getpid();
+	s.nr_records = 1;
+	s.records = (unsigned long)full;
+	tap(snapshot_err(fd, &s) == EINVAL, "snapshot: before attach is EINVAL");
+	pid = waiter_fn(&go, snapshot_child);
+	a.pid = pid;
+	tap(!ioctl_err(fd, BTS_IOC_ATTACH, &a), "snapshot: attach a ring of 64");
+	if (write(go, "x", 1) != 1)
+		exit(1);
+	close(go);
+
+	s.pid = pid;
+	s.nr_records = 100;
+	wait_count(SNAP_A, 10000);
+	err = snapshot_err(fd, &s);
+	na = calls_into(full, s.nr_records, snap_loop_a, &newest_a);
+	nb = calls_into(full, s.nr_records, snap_loop_b, &newest_b);
+	tap(!err && s.nr_records == 64 && na >= 10 && !nb &&
+	    !kernel_addresses(full, s.nr_records),
+	    "snapshot: the last 64 of a running thread, in loop A (%s, %u records, %d calls into A, %d into B)",
+	    strerror(err), s.nr_records, na, nb);
+
+	snap_shm[SNAP_PHASE] = 1;
+	wait_count(SNAP_B, 1);
+	s.nr_records = 100;
+	err = snapshot_err(fd, &s);
+	calls_into(full, s.nr_records, snap_loop_a, &newest_a);
+	nb = calls_into(full, s.nr_records, snap_loop_b, &newest_b);
+	tap(!err && nb >= 1 && newest_b > newest_a,
+	    "snapshot: taken as the thread entered loop B, it ends there (%s, %d calls into B, newest A at %d, B at %d)",
+	    strerror(err), nb, newest_a, newest_b);
+
+	snap_shm[SNAP_PHASE] = 2;
+	waitpid(pid, &status, WUNTRACED);
+	s.nr_records = 100;
+	err = snapshot_err(fd, &s);
+	s.nr_records = 8;
+	s.records = (unsigned long)part;
+	err = err ? err : snapshot_err(fd, &s);
+	tap(!err && s.nr_records == 8 && !memcmp(part, full + 56, sizeof(part)),
+	    "snapshot: room for 8 of a stopped thread's 64 gets the newest 8 (%s, %u)",
+	    strerror(err), s.nr_records);
+
+	s.flags = 1;
+	tap(snapshot_err(fd, &s) == EINVAL, "snapshot: an unknown flag is EINVAL");
+	s.flags = 0;
+	s.nr_records = 0;
+	tap(snapshot_err(fd, &s) == EINVAL, "snapshot: room for no record is EINVAL");
+	s.nr_records = 8;
+	s.size = BTS_SNAPSHOT_SIZE_VER0 - 8;
+	tap(snapshot_err(fd, &s) == EINVAL,
+	    "snapshot: a size below the first version is EINVAL");
+	s.size = sizeof(s);
+	s.records = 8;
+	tap(snapshot_err(fd, &s) == EFAULT, "snapshot: a bad records pointer is EFAULT");
+	s.records = (unsigned long)part;
+	s.pid = getpid();
+	tap(snapshot_err(fd, &s) == ESRCH, "snapshot: a thread the file does not trace is ESRCH");
+
+	kill(pid, SIGCONT);
+	waitpid(pid, &status, 0);
+	s.pid = pid;
+	tap(snapshot_err(fd, &s) == ESRCH, "snapshot: a thread that exited is ESRCH");
+	close(fd);
+
+	fd = dev();
+	pid = waiter(&go);
+	a.pid = pid;
+	a.mode = BTS_MODE_CONTINUOUS;
+	s.pid = pid;
+	err = ioctl_err(fd, BTS_IOC_ATTACH, &a);
+	tap(!err && snapshot_err(fd, &s) == EINVAL,
+	    "snapshot: a file in continuous mode is EINVAL");
+	close(go);
+	waitpid(pid, &status, 0);
+	close(fd);
+	munmap((void *)snap_shm, 4096);
+}
+
 #define LIMIT_PATH	"/proc/sys/kernel/bts_user_max_kb"
 #define LIMIT_KB	4096	/* 4 MiB: one buffer of 100000 records fits */
 
@@ -969,6 +1146,7 @@ int main(int argc, char **argv)
 	fault_reads();
 	failed_clone();
 	ring();
+	snapshots();
 	kernel_details();
 	if (!getuid()) {
 		user_limit();

@@ -931,21 +931,35 @@ free:
 	return ret;
 }
 
+/*
+ * Copy a struct that starts with its size (a u32) from user space: a size
+ * below the first version's (@ver0) or past a page, or a later version's
+ * field the kernel does not know that is not zero, is -EINVAL.
+ */
+static int bts_get_struct(void *dst, size_t size, const void __user *src,
+			  u32 ver0)
+{
+	u32 usize;
+	int ret;
+
+	if (get_user(usize, (const u32 __user *)src))
+		return -EFAULT;
+	if (usize < ver0 || usize > PAGE_SIZE)
+		return -EINVAL;
+	ret = copy_struct_from_user(dst, size, src, usize);
+	return ret == -E2BIG ? -EINVAL : ret;
+}
+
 static long bts_ioctl_attach(struct bts_file *f,
 			     struct bts_attach __user *uattach)
 {
 	struct task_struct *task;
 	struct bts_attach a;
-	u32 size;
 	int ret;
 
-	if (get_user(size, &uattach->size))
-		return -EFAULT;
-	if (size < BTS_ATTACH_SIZE_VER0 || size > PAGE_SIZE)
-		return -EINVAL;
-	ret = copy_struct_from_user(&a, sizeof(a), uattach, size);
+	ret = bts_get_struct(&a, sizeof(a), uattach, BTS_ATTACH_SIZE_VER0);
 	if (ret)
-		return ret == -E2BIG ? -EINVAL : ret;
+		return ret;
 	ret = bts_check_attach(&a);
 	if (ret)
 		return ret;
@@ -1014,6 +1028,79 @@ static long bts_ioctl_status(struct bts_file *f,
 	return copy_to_user(ustatus, &st, size) ? -EFAULT : 0;
 }
 
+/*
+ * The consumer of the thread @pid names, if the file traces it and it has
+ * not exited.  Context: the file's lock, which keeps the consumer.
+ */
+static struct ds_consumer *bts_live_consumer(struct bts_file *f, pid_t pid)
+{
+	struct ds_consumer *c = NULL;
+	struct task_struct *task;
+	struct bts_thread *t;
+
+	task = find_get_task_by_vpid(pid);
+	if (!task)
+		return NULL;
+	spin_lock(&f->threads_lock);
+	list_for_each_entry(t, &f->threads, node) {
+		if (t->task == task) {
+			if (!t->exited && !t->detached)
+				c = t->consumer;
+			break;
+		}
+	}
+	spin_unlock(&f->threads_lock);
+	put_task_struct(task);
+	return c;
+}
+
+/*
+ * Copy a ring's last records while its thread runs.  The copy goes
+ * through a buffer of at most the ring's size, which the file's user has
+ * paid for already: a ring is charged twice (bts_thread_bytes()), and the
+ * file's lock allows one such buffer at a time.
+ */
+static long bts_ioctl_snapshot(struct bts_file *f,
+			       struct bts_snapshot __user *usnap)
+{
+	struct bts_record *last = NULL;
+	struct bts_snapshot s;
+	struct ds_consumer *c;
+	u32 nr = 0;
+	long ret;
+
+	ret = bts_get_struct(&s, sizeof(s), usnap, BTS_SNAPSHOT_SIZE_VER0);
+	if (ret)
+		return ret;
+	if (s.flags || !s.nr_records)
+		return -EINVAL;
+
+	mutex_lock(&f->lock);
+	ret = -EINVAL;
+	if (!f->attached || f->detached || f->attach.mode != BTS_MODE_RING)
+		goto unlock;
+	ret = -ESRCH;
+	c = bts_live_consumer(f, s.pid);
+	if (!c)
+		goto unlock;
+	ret = -ENOMEM;
+	/* The ring's N, as the attach asked (bts_attach_task()). */
+	nr = min(s.nr_records, max(f->attach.nr_records, 2U));
+	last = kvmalloc_array(nr, sizeof(*last), GFP_KERNEL_ACCOUNT);
+	if (!last)
+		goto unlock;
+	nr = ds_read_last_bts(c, last, nr);
+	ret = 0;
+unlock:
+	mutex_unlock(&f->lock);
+	if (!ret && (copy_to_user(u64_to_user_ptr(s.records), last,
+				  nr * sizeof(*last)) ||
+		     put_user(nr, &usnap->nr_records)))
+		ret = -EFAULT;
+	kvfree(last);
+	return ret;
+}
+
 static long bts_dev_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -1032,6 +1119,8 @@ static long bts_dev_ioctl(struct file *file, unsigned int cmd,
 			bts_detach(f);
 		mutex_unlock(&f->lock);
 		return f->attached ? 0 : -EINVAL;
+	case BTS_IOC_SNAPSHOT:
+		return bts_ioctl_snapshot(f, (void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

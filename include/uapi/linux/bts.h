@@ -276,6 +276,25 @@ struct bts_status {
 
 #define BTS_STATUS_SIZE_VER0	40
 
+/**
+ * struct bts_snapshot - BTS_IOC_SNAPSHOT's argument
+ * @size:       sizeof(struct bts_snapshot)
+ * @flags:      none defined yet: must be zero
+ * @pid:        a thread the file traces and that has not exited, as a
+ *              thread id in the caller's PID namespace
+ * @nr_records: in: room at @records, in records; out: records copied
+ * @records:    a user pointer to an array of struct bts_record
+ */
+struct bts_snapshot {
+	__u32 size;
+	__u32 flags;
+	__u32 pid;
+	__u32 nr_records;
+	__u64 records;
+};
+
+#define BTS_SNAPSHOT_SIZE_VER0	24
+
 /*
  * The commands take a pointer to a struct that carries its own size, so
  * they do not encode one.
@@ -290,5 +309,16 @@ struct bts_status {
  * included), then read() returns 0.  The argument must be 0.
  */
 #define BTS_IOC_DETACH		_IO(BTS_IOC_MAGIC, 0x03)
+/*
+ * Ring mode: copy a thread's last records as they are now, oldest first,
+ * while it goes on running and recording (struct bts_snapshot *): at most
+ * the ring's size, the newest that fit.  They are the records read() would
+ * return after the thread's exit had it exited now, THREAD records aside,
+ * and they stay in the ring: two snapshots may share records.  A thread
+ * the file does not trace, or that exited (its last records come with
+ * read()), is -ESRCH; a file in continuous mode, or one that was never
+ * attached or is detached, is -EINVAL.
+ */
+#define BTS_IOC_SNAPSHOT	_IO(BTS_IOC_MAGIC, 0x04)
 
 #endif /* _UAPI_LINUX_BTS_H */
