@@ -81,8 +81,14 @@ def real(recs):
     return [r for r in recs if not is_pseudo(r[0])]
 
 
+def marker_of(r):
+    """A marker record as the module's marker file takes it: (ID, ADDR,
+    GEN)."""
+    return (r[2] & 0xffffffff, r[1], r[2] >> 32)
+
+
 def markers(recs):
-    return [(parg(r[0]), r[1], r[2]) for r in recs if is_marker(r)]
+    return [marker_of(r) for r in recs if is_marker(r)]
 
 
 class Syms:
@@ -786,9 +792,9 @@ class Checks:
             r, c = self.s[ring].raw, self.s[cont].raw
             n = self.st[ring]["size"]
             fr = [i for i, x in enumerate(r) if is_marker(x) and
-                  (parg(x[0]), x[1], x[2]) == FENCE]
+                  marker_of(x) == FENCE]
             fc = [i for i, x in enumerate(c) if is_marker(x) and
-                  (parg(x[0]), x[1], x[2]) == FENCE]
+                  marker_of(x) == FENCE]
             if len(fr) != 1 or len(fc) != 1:
                 self.diag(f"{ring}/{cont}: fence markers {len(fr)}/{len(fc)}")
                 ok = False
@@ -1031,9 +1037,9 @@ class Checks:
         pid = int(read(os.path.join(self.res, "flight", "start"),
                        "0").split()[0])
         fm = [i for i, r in enumerate(f) if is_marker(r) and
-              parg(r[0]) == 0x777]
+              marker_of(r)[0] == 0x777]
         tm = [i for i, r in enumerate(t) if is_marker(r) and
-              parg(r[0]) == 0x777]
+              marker_of(r)[0] == 0x777]
         if len(f) != n or len(fm) != 1 or len(tm) != 1:
             self.diag(f"F: {len(f)} records of {n}, markers {len(fm)} in "
                       f"F, {len(tm)} in T")
@@ -1456,7 +1462,7 @@ MUTATIONS = {
     "c_ring_cpu": lambda c: _mut_raw(
         c, "cpu_kernel", lambda raw: raw.pop(
             next(i for i, r in enumerate(raw)
-                 if is_marker(r) and parg(r[0]) == FENCE[0]) - 1)),
+                 if is_marker(r) and marker_of(r) == FENCE) - 1)),
     "c_switch": lambda c: _drop(c, "t_all", len(c.s["t_all"]) // 2),
     "c_no_loss": lambda c: _mut_raw(
         c, "cpu_kernel", lambda r: r.insert(5, (pseudo(LOST), 3, 0))),

@@ -27,8 +27,11 @@
  *		traced too (DS_BTS_INHERIT); the module counts them, their
  *		exits and their records in NAME/status and releases them
  *		with NAME.
- *   marker	write "ARG [TO [FLAGS]]": ds_append_marker(ARG, TO, FLAGS),
- *		TO defaulting to ARG and FLAGS to 0
+ *		Every consumer takes markers (DS_BTS_MARKERS) unless
+ *		markers=0.
+ *   marker	write "ID [ADDR [GEN]]": ds_append_marker() of a user_event
+ *		marker without payload: event ID of generation GEN (default
+ *		0), written at ADDR (default ID)
  *   NAME/records	the consumer's records, an array of struct bts_record:
  *		a ring's last records (ds_read_last_bts() when read from
  *		offset 0), or everything a continuous consumer consumed so
@@ -533,6 +536,8 @@ static struct dsc *dsc_parse(char *args)
 	d->period = 1;
 	d->cfg.priv = DS_PRIV_ALL;
 	d->cfg.mode = DS_MODE_CONTINUOUS;
+	/* Every stream of the tests takes markers (markers=0: none). */
+	d->cfg.flags = DS_BTS_MARKERS;
 	d->cfg.nr_records = 4096;
 	d->cfg.ops = &dsc_ops;
 	d->cfg.data = d;
@@ -611,6 +616,9 @@ static struct dsc *dsc_parse(char *args)
 		} else if (!strcmp(tok, "inherit")) {
 			if (v)
 				d->cfg.flags |= DS_BTS_INHERIT;
+		} else if (!strcmp(tok, "markers")) {
+			if (!v)
+				d->cfg.flags &= ~DS_BTS_MARKERS;
 		} else if (!strcmp(tok, "cap")) {
 			if (!v || v > DSC_MAX_CAP)
 				goto fail;
@@ -837,7 +845,9 @@ static const struct file_operations dsc_control_fops = {
 static ssize_t dsc_marker_write(struct file *file, const char __user *ubuf,
 				size_t count, loff_t *ppos)
 {
-	unsigned long long arg, to, flags = 0;
+	struct ds_marker m = { .source = BTS_MARKER_USER_EVENT };
+	unsigned long long addr;
+	unsigned int id, gen = 0;
 	char buf[80];
 	int n;
 
@@ -846,12 +856,15 @@ static ssize_t dsc_marker_write(struct file *file, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, count))
 		return -EFAULT;
 	buf[count] = '\0';
-	n = sscanf(buf, "%lli %lli %lli", &arg, &to, &flags);
+	n = sscanf(buf, "%i %lli %i", &id, &addr, &gen);
 	if (n < 1)
 		return -EINVAL;
 	if (n < 2)
-		to = arg;
-	ds_append_marker(arg, to, flags);
+		addr = id;
+	m.id = id;
+	m.gen = gen;
+	m.addr = addr;
+	ds_append_marker(&m);
 	return count;
 }
 

@@ -37,6 +37,7 @@
 #include <linux/sort.h>
 #include <linux/sysctl.h>
 #include <linux/task_work.h>
+#include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
@@ -883,72 +884,26 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	ds_unpause(dc);
 }
 
-/**
- * ds_append_marker() - put a marker into the current task's and CPU's streams
- * @arg: BTS_PSEUDO_MARKER's argument, 24 bits
- * @to: the marker's @to
- * @flags: the marker's @flags
- *
- * The marker follows every branch taken before the call in each stream.
- *
- * Context: any but NMI; preemption may be on.
- */
-void ds_append_marker(u32 arg, u64 to, u64 flags)
-{
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
-	struct bts_record rec = {
-		.from	= BTS_PSEUDO(BTS_PSEUDO_MARKER, arg),
-		.to	= to,
-		.flags	= flags,
-	};
-	struct ds_cpu *dc;
-	unsigned long irqf;
-	unsigned int i, n;
-
-	if (!static_branch_unlikely(&ds_active))
-		return;
-	local_irq_save(irqf);
-	dc = this_cpu_ptr(&ds_cpu);
-	if (dc->armed) {
-		ds_pause(dc);
-		ds_drain(dc, current);
-		n = ds_streams(dc, current, cons);
-		for (i = 0; i < n; i++)
-			ds_stream_append(&cons[i]->stream, &rec);
-		ds_produced(cons, n);
-		ds_unpause(dc);
-	}
-	local_irq_restore(irqf);
-}
-EXPORT_SYMBOL_GPL(ds_append_marker);
-
 /*
- * Stage a user-only stream's record of a stretch in the kernel, where the
- * hardware would put its next record: it reaches the streams in order with
- * the branches around it, with no drain on the way back to user mode.
- * The hardware is stopped meanwhile, since it may be writing (kernel
- * branches for another consumer) and need not reread the index.
- * Context: interrupts off, current's.
+ * Write @nr records where the hardware writes its next one on @dc, so that
+ * they reach the streams in order with the branches around them: into the
+ * staging buffer, or into the hardware ring of a lone flight recorder.
+ * Context: interrupts off, on @dc's CPU, not paused.
  */
-static void ds_stage_crossing(const struct bts_record *rec, unsigned int nr)
+static void ds_stage(struct ds_cpu *dc, const struct bts_record *rec,
+		     unsigned int nr)
 {
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	struct ds_bts_area *hw = (struct ds_bts_area *)dc->ds;
-	unsigned int i, n;
+	unsigned int i;
 	u64 bits;
 
-	if (!dc->armed || dc->ring)
-		return;
-	n = ds_streams(dc, current, cons);
-	for (i = 0; i < n && cons[i]->cfg.priv != DS_PRIV_USER; i++)
-		;
-	if (i == n) {
-		/* Gone; a later one sets the flag again (ds_wanted()). */
-		clear_thread_flag(TIF_BTS_USER);
+	bits = ds_hold(dc);
+	if (dc->ring) {
+		for (i = 0; i < nr; i++)
+			ds_staging_ring_append(&dc->staging, hw, &rec[i]);
+		ds_unhold(dc, bits);
 		return;
 	}
-	bits = ds_hold(dc);
 	ds_staging_append(&dc->staging, hw, rec, nr);
 	ds_unhold(dc, bits);
 	/*
@@ -962,6 +917,101 @@ static void ds_stage_crossing(const struct bts_record *rec, unsigned int nr)
 		ds_unpause(dc);
 	}
 }
+
+/*
+ * Stage a user-only stream's record of a stretch in the kernel, where the
+ * hardware would put its next record: it reaches the streams in order with
+ * the branches around it, with no drain on the way back to user mode.
+ * The hardware is stopped meanwhile, since it may be writing (kernel
+ * branches for another consumer) and need not reread the index.
+ * Context: interrupts off, current's.
+ */
+static void ds_stage_crossing(const struct bts_record *rec, unsigned int nr)
+{
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	unsigned int i, n;
+
+	if (!dc->armed || dc->ring)
+		return;
+	n = ds_streams(dc, current, cons);
+	for (i = 0; i < n && cons[i]->cfg.priv != DS_PRIV_USER; i++)
+		;
+	if (i == n) {
+		/* Gone; a later one sets the flag again (ds_wanted()). */
+		clear_thread_flag(TIF_BTS_USER);
+		return;
+	}
+	ds_stage(dc, rec, nr);
+}
+
+/* The records of @m: its payload's details, then the marker. */
+static unsigned int ds_marker_records(const struct ds_marker *m,
+				      struct bts_record *rec)
+{
+	unsigned int len = min_t(u32, m->len, BTS_MARKER_PAYLOAD_MAX);
+	unsigned int flags = m->flags, i, nr = DIV_ROUND_UP(len, 16);
+	u8 chunk[16];
+
+	if (m->len > len)
+		flags |= BTS_MARKER_TRUNCATED;
+	for (i = 0; i < nr; i++) {
+		memset(chunk, 0, sizeof(chunk));
+		memcpy(chunk, m->payload + i * 16, min(len - i * 16, 16U));
+		rec[i] = (struct bts_record) {
+			.from	= BTS_PSEUDO(BTS_PSEUDO_DETAIL,
+					     BTS_DETAIL_ARG(BTS_PSEUDO_MARKER,
+							    BTS_DETAIL_MARKER_PAYLOAD,
+							    i)),
+			.to	= get_unaligned_le64(chunk),
+			.flags	= get_unaligned_le64(chunk + 8),
+		};
+	}
+	rec[nr] = (struct bts_record) {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_MARKER,
+				     BTS_MARKER_ARG(m->source, flags, len)),
+		.to	= m->addr,
+		.flags	= (u64)m->gen << 32 | m->id,
+	};
+	return nr + 1;
+}
+
+/**
+ * ds_append_marker() - put an application's event into the branch traces
+ * @m: the event
+ *
+ * Stages the marker where the hardware writes its next record on this CPU,
+ * so that it follows every branch the current task took before the call and
+ * precedes every later one, in the streams of the current task and of this
+ * CPU that take markers (DS_BTS_MARKERS); the others never see it.  No
+ * drain: the marker reaches the streams with the branches around it.  So a
+ * task's stream gets only the markers the task wrote.
+ *
+ * Context: process or interrupt, not NMI; preemption may be on.
+ */
+void ds_append_marker(const struct ds_marker *m)
+{
+	struct bts_record rec[BTS_MARKER_PAYLOAD_MAX / 16 + 1];
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct ds_cpu *dc;
+	unsigned long irqf;
+	unsigned int i, n, nr;
+
+	if (!static_branch_unlikely(&ds_active))
+		return;
+	local_irq_save(irqf);
+	dc = this_cpu_ptr(&ds_cpu);
+	n = dc->armed ? ds_streams(dc, current, cons) : 0;
+	for (i = 0; i < n && !(cons[i]->cfg.flags & DS_BTS_MARKERS); i++)
+		;
+	/* Built only for a stream that takes it: the write path is hot. */
+	if (i < n) {
+		nr = ds_marker_records(m, rec);
+		ds_stage(dc, rec, nr);
+	}
+	local_irq_restore(irqf);
+}
+EXPORT_SYMBOL_GPL(ds_append_marker);
 
 /* Records of a stretch in the kernel: BTS_PSEUDO_KERNEL and its detail. */
 #define DS_KERNEL_TIME_RECORDS	2
@@ -1537,7 +1587,8 @@ static int ds_check_config(const struct ds_bts_config *cfg)
 		return -EINVAL;
 	if (cfg->mode != DS_MODE_RING && cfg->mode != DS_MODE_CONTINUOUS)
 		return -EINVAL;
-	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED | DS_BTS_INHERIT))
+	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED | DS_BTS_INHERIT |
+			   DS_BTS_MARKERS))
 		return -EINVAL;
 	if ((cfg->flags & DS_BTS_INHERIT) &&
 	    (!cfg->task || !cfg->ops || !cfg->ops->task_fork))
@@ -1615,6 +1666,7 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	}
 	ds_stream_init(&c->stream, c->stream.buf, slots, cfg->priv,
 		       cfg->mode);
+	c->stream.markers = cfg->flags & DS_BTS_MARKERS;
 	/* A hard irq_work: the callback's context is the same with RT. */
 	c->notify = IRQ_WORK_INIT_HARD(ds_notify_fn);
 	init_waitqueue_head(&c->wait);

@@ -224,11 +224,40 @@ static inline bool ds_staged_kernel_time(u64 from)
 		 BTS_DETAIL_TYPE(from) == BTS_PSEUDO_KERNEL));
 }
 
+/* A marker ds.c staged for the streams that take markers, or its detail. */
+static inline bool ds_staged_marker(u64 from)
+{
+	return BTS_RECORD_IS_PSEUDO(from) &&
+	       (BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_MARKER ||
+		(BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_DETAIL &&
+		 BTS_DETAIL_TYPE(from) == BTS_PSEUDO_MARKER));
+}
+
 /*
- * The user-to-user records, and the records of kernel time ds.c staged.
- * A KERNEL record's ends came from registers user mode may have set (a
- * sigreturn frame): a kernel-half address is no user address, and shows
- * as "not seen".  Its detail holds numbers, no addresses.
+ * A staged record for a user-only stream.  A KERNEL record's ends came from
+ * registers user mode may have set (a sigreturn frame), a marker's address
+ * from the writer's registers likewise: a kernel-half address is no user
+ * address, and shows as "not seen".  Details hold numbers and the
+ * application's own data.
+ */
+static void ds_put_staged_user(struct ds_stream *s, const struct bts_record *r)
+{
+	switch (BTS_PSEUDO_TYPE(r->from)) {
+	case BTS_PSEUDO_KERNEL:
+		ds_put(s, r->from, ds_user_addr(r->to), ds_user_addr(r->flags));
+		break;
+	case BTS_PSEUDO_MARKER:
+		ds_put(s, r->from, ds_user_addr(r->to), r->flags);
+		break;
+	default:
+		ds_put(s, r->from, r->to, r->flags);
+		break;
+	}
+}
+
+/*
+ * The user-to-user records, the records of kernel time ds.c staged, and
+ * the staged markers if the stream takes them.
  */
 static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 			  unsigned int nr)
@@ -245,13 +274,9 @@ static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 			i += run - 1;
 			continue;
 		}
-		if (!ds_staged_kernel_time(r->from))
-			continue;
-		if (BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_KERNEL)
-			ds_put(s, r->from, ds_user_addr(r->to),
-			       ds_user_addr(r->flags));
-		else
-			ds_put(s, r->from, r->to, r->flags);
+		if (ds_staged_kernel_time(r->from) ||
+		    (s->markers && ds_staged_marker(r->from)))
+			ds_put_staged_user(s, r);
 	}
 }
 
@@ -270,9 +295,12 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 	for (i = 0; i < nr; i++) {
 		const struct bts_record *r = &rec[i];
 
-		/* Staged pseudo-records are for user-only streams. */
-		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from)))
+		/* Staged kernel time is for user-only streams. */
+		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from))) {
+			if (s->markers && ds_staged_marker(r->from))
+				ds_put(s, r->from, r->to, r->flags);
 			continue;
+		}
 		if (ds_kernel_addr(r->from)) {
 			/* A kernel source: the entry into it went unseen. */
 			if (s->away)
@@ -297,6 +325,17 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 	}
 }
 
+/*
+ * Whether a stream of both sides leaves out a staged record: a task's
+ * user-only streams' KERNEL records stand for crossings this stream has as
+ * they happened, and markers are for the streams that take them.
+ */
+static inline bool ds_all_skips(const struct ds_stream *s, u64 from)
+{
+	return ds_staged_kernel_time(from) ||
+	       (!s->markers && ds_staged_marker(from));
+}
+
 static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 			 unsigned int nr)
 {
@@ -305,14 +344,10 @@ static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 	for (i = 0; i < nr; i++) {
 		const struct bts_record *r = &rec[i];
 
-		/*
-		 * A task's user-only streams' KERNEL records stand for
-		 * crossings this stream has as they happened.
-		 */
-		if (unlikely(ds_staged_kernel_time(r->from)))
+		if (unlikely(ds_all_skips(s, r->from)))
 			continue;
 		for (run = 1; i + run < nr &&
-		     !ds_staged_kernel_time(rec[i + run].from); run++)
+		     !ds_all_skips(s, rec[i + run].from); run++)
 			;
 		ds_put_run(s, r, run);
 		i += run - 1;
@@ -340,9 +375,10 @@ static void ds_put_lost(struct ds_stream *s)
  * for what did not fit.  A batch may end in the middle of a stretch on the
  * other side; a kernel-only stream remembers it for the next batch.  Of
  * the pseudo-records among @rec, BTS_PSEUDO_KERNEL and its detail go to
- * user-only streams only, the others (a hardware ring's SWITCH records) to streams
- * of both sides.  A call with no
- * records just reports pending losses of streams that have room again.
+ * user-only streams only, BTS_PSEUDO_MARKER and its details to the streams
+ * that take markers (@markers), the others (a hardware ring's SWITCH
+ * records) to streams of both sides.  A call with no records just reports
+ * pending losses of streams that have room again.
  *
  * Context: the producer of every stream in @streams, so never concurrently
  * with another ds_splay() on any of them; no locks taken, no memory
@@ -500,7 +536,7 @@ u32 ds_stream_pending(const struct ds_stream *s)
 /**
  * ds_stream_append() - add one record to a stream, in order
  * @s:   the stream
- * @rec: the record, a pseudo-record such as a marker
+ * @rec: the record, a pseudo-record (SWITCH, a stretch the task ends in)
  *
  * Not filtered: every stream takes it, whatever its type.  A continuous
  * stream that is full counts @rec as lost.

@@ -33,6 +33,8 @@
  *	records for readers (ds_stream_read_last())
  * @priv: enum ds_priv
  * @mode: enum ds_mode
+ * @markers: the stream takes the markers ds.c stages (BTS_PSEUDO_MARKER
+ *	and its details); its owner sets it before the stream is in use
  * @pos: the producer's next slot, @head % @size
  * @head: records ever written, including pseudo-records; written by the
  *	producer only (release), so buf[(head - 1) % size] is the newest
@@ -51,6 +53,7 @@ struct ds_stream {
 	u32			size;
 	u8			priv;
 	u8			mode;
+	bool			markers;
 	bool			away;
 	u32			pos;
 	u64			head;

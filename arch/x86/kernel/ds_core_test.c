@@ -576,6 +576,105 @@ static void ds_test_no_address_leaks(struct kunit *test)
 			    "the random traces should cross over often");
 }
 
+/* A marker as ds.c stages it: two details of payload, then the marker. */
+#define MARKER_PAYLOAD(i, lo, hi)					\
+	PSEUDO(BTS_PSEUDO_DETAIL,					\
+	       BTS_DETAIL_ARG(BTS_PSEUDO_MARKER, BTS_DETAIL_MARKER_PAYLOAD, i), \
+	       lo, hi)
+#define MARKER(addr)							\
+	PSEUDO(BTS_PSEUDO_MARKER,					\
+	       BTS_MARKER_ARG(BTS_MARKER_USER_EVENT, 0, 20), addr,	\
+	       (7ULL << 32) | 42)
+
+/*
+ * Splay ds_test_trace with @marker staged after its first @cut records
+ * into a stream of @priv that takes markers, or not.  It must hold what
+ * it makes of the trace without the marker, with the marker (as @shown)
+ * between what it makes of the records before the cut and after it if it
+ * takes markers.
+ */
+static void ds_test_marker_at(struct kunit *test, struct bts_record *room,
+			      enum ds_priv priv, bool markers, unsigned int cut,
+			      const struct bts_record *marker,
+			      const struct bts_record *shown,
+			      unsigned int nr_marker)
+{
+	const unsigned int nr = ARRAY_SIZE(ds_test_trace);
+	struct bts_record *in = room, *out = room + DS_TEST_MAX;
+	struct bts_record *want = room + 2 * DS_TEST_MAX;
+	struct bts_record *buf = room + 3 * DS_TEST_MAX;
+	struct ds_stream s, *streams[] = { &s };
+	char what[64];
+	u32 n, n_want;
+
+	memcpy(in, ds_test_trace, cut * sizeof(*in));
+	memcpy(in + cut, marker, nr_marker * sizeof(*in));
+	memcpy(in + cut + nr_marker, ds_test_trace + cut,
+	       (nr - cut) * sizeof(*in));
+
+	/* The trace without the marker, in two batches split at the cut. */
+	ds_stream_init(&s, buf, DS_TEST_MAX, priv, DS_MODE_CONTINUOUS);
+	ds_splay(ds_test_trace, cut, streams, 1);
+	n_want = ds_stream_consume(&s, want, DS_TEST_MAX);
+	if (markers) {
+		memcpy(want + n_want, shown, nr_marker * sizeof(*want));
+		n_want += nr_marker;
+	}
+	ds_splay(ds_test_trace + cut, nr - cut, streams, 1);
+	n_want += ds_stream_consume(&s, want + n_want, DS_TEST_MAX - n_want);
+
+	ds_stream_init(&s, buf, DS_TEST_MAX, priv, DS_MODE_CONTINUOUS);
+	s.markers = markers;
+	ds_splay(in, nr + nr_marker, streams, 1);
+	n = ds_stream_consume(&s, out, DS_TEST_MAX);
+	snprintf(what, sizeof(what), "priv %d, markers %d, marker after %u",
+		 priv, markers, cut);
+	ds_test_expect_records(test, what, out, n, want, n_want);
+}
+
+/*
+ * A staged marker and its details reach the streams that take markers,
+ * of every kind, exactly where they were staged, and no other stream; a
+ * user-only stream gets no kernel address from one.
+ */
+static void ds_test_staged_markers(struct kunit *test)
+{
+	static const enum ds_priv privs[] = {
+		DS_PRIV_USER, DS_PRIV_KERNEL, DS_PRIV_ALL,
+	};
+	static const struct bts_record marker[] = {
+		MARKER_PAYLOAD(0, 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL),
+		MARKER_PAYLOAD(1, 0x13121110ULL, 0),
+		MARKER(U(0x120)),
+	};
+	static const struct bts_record wild[] = {
+		MARKER(K(0x10)),
+	};
+	static const struct bts_record wild_user[] = {
+		MARKER(0),
+	};
+	struct bts_record *room = ds_test_records(test, 4 * DS_TEST_MAX);
+	unsigned int i, cut, markers;
+
+	for (i = 0; i < ARRAY_SIZE(privs); i++) {
+		for (cut = 0; cut <= ARRAY_SIZE(ds_test_trace); cut++) {
+			/* ds.c stages a detail and its record at once. */
+			if (cut && BTS_PSEUDO_TYPE(ds_test_trace[cut - 1].from) ==
+			    BTS_PSEUDO_DETAIL &&
+			    BTS_RECORD_IS_PSEUDO(ds_test_trace[cut - 1].from))
+				continue;
+			for (markers = 0; markers < 2; markers++)
+				ds_test_marker_at(test, room, privs[i], markers,
+						  cut,
+						  marker, marker,
+						  ARRAY_SIZE(marker));
+			ds_test_marker_at(test, room, privs[i], true, cut, wild,
+					  privs[i] == DS_PRIV_USER ? wild_user :
+					  wild, ARRAY_SIZE(wild));
+		}
+	}
+}
+
 /*
  * The hardware, faked.  ds.c programs each CPU's DS save area and DEBUGCTL,
  * and at every threshold PMI takes the staging buffer's records and splays
@@ -600,8 +699,8 @@ static void ds_test_no_address_leaks(struct kunit *test)
 #define DS_TEST_FILTERS		(DS_DEBUGCTL_BTS_OFF_OS | \
 				 DS_DEBUGCTL_BTS_OFF_USR)
 
-/* A marker as ds.c makes it; the core passes it on unfiltered. */
-#define DS_TEST_MARKER	PSEUDO(BTS_PSEUDO_MARKER, 0x1234, U(0x4242), 42)
+/* A record ds.c appends between batches; the core passes it on unfiltered. */
+#define DS_TEST_APPENDED	PSEUDO(BTS_PSEUDO_SWITCH, 0, 1234, 42)
 
 static bool ds_test_kernel_addr(u64 addr)
 {
@@ -1868,7 +1967,7 @@ static void ds_test_hw_marker_one(struct ds_test_rig *rig,
 				  unsigned int nr_con, bool ds_cpl,
 				  unsigned int cut, unsigned int nr)
 {
-	const struct bts_record marker = DS_TEST_MARKER;
+	const struct bts_record marker = DS_TEST_APPENDED;
 	unsigned int i, at;
 	u32 n, before;
 	char what[80];
@@ -2122,6 +2221,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_continuous_keeps_everything),
 	KUNIT_CASE(ds_test_streams_independent),
 	KUNIT_CASE(ds_test_no_address_leaks),
+	KUNIT_CASE(ds_test_staged_markers),
 	KUNIT_CASE(ds_test_debugctl_for),
 	KUNIT_CASE(ds_test_staging_halves),
 	KUNIT_CASE(ds_test_staging_append_whole),

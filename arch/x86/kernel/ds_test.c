@@ -73,12 +73,13 @@ static void ds_test_pmi_then_ring(void *p)
 
 static struct ds_consumer *ds_test_request(struct kunit *test, int cpu,
 					   enum ds_priv priv,
-					   enum ds_mode mode)
+					   enum ds_mode mode, u32 flags)
 {
 	struct ds_bts_config cfg = {
 		.cpu		= cpu,
 		.priv		= priv,
 		.mode		= mode,
+		.flags		= flags,
 		.nr_records	= 64,
 	};
 	struct ds_consumer *c = ds_request_bts(&cfg);
@@ -106,9 +107,9 @@ static void ds_test_nmi_after_claimed_pmi(struct kunit *test)
 	 * request.
 	 */
 	WRITE_ONCE(ds_kernel_recording, 1);
-	t.ring = ds_test_request(test, cpu, DS_PRIV_ALL, DS_MODE_RING);
+	t.ring = ds_test_request(test, cpu, DS_PRIV_ALL, DS_MODE_RING, 0);
 	t.other = ds_test_request(test, cpu, DS_PRIV_KERNEL,
-				  DS_MODE_CONTINUOUS);
+				  DS_MODE_CONTINUOUS, 0);
 	WRITE_ONCE(ds_kernel_recording, allowed);
 
 	smp_call_function_single(cpu, ds_test_pmi_then_ring, &t, 1);
@@ -157,7 +158,7 @@ static void ds_test_owed_pmi(struct kunit *test)
 		kunit_skip(test, "no BTS");
 	/* Not user-only, which needs DS-CPL. */
 	WRITE_ONCE(ds_kernel_recording, 1);
-	c = ds_test_request(test, cpu, DS_PRIV_KERNEL, DS_MODE_CONTINUOUS);
+	c = ds_test_request(test, cpu, DS_PRIV_KERNEL, DS_MODE_CONTINUOUS, 0);
 	WRITE_ONCE(ds_kernel_recording, allowed);
 	smp_call_function_single(cpu, ds_test_owed_pmi_steps, &t, 1);
 	ds_release_bts(c);
@@ -204,7 +205,7 @@ static void ds_test_late_handler(struct kunit *test)
 	cpu = smp_processor_id();
 	/* Kernel-mode records, so that this kernel thread is traced. */
 	WRITE_ONCE(ds_kernel_recording, 1);
-	c = ds_test_request(test, cpu, DS_PRIV_ALL, DS_MODE_CONTINUOUS);
+	c = ds_test_request(test, cpu, DS_PRIV_ALL, DS_MODE_CONTINUOUS, 0);
 	WRITE_ONCE(ds_kernel_recording, allowed);
 
 	preempt_disable();
@@ -364,11 +365,97 @@ static void ds_test_resume_migrating(struct kunit *test)
 			    "the task runs untraced after its consumer resumed");
 }
 
+#define DS_TEST_PAYLOAD(i, lo, hi)					\
+	{ .from = BTS_PSEUDO(BTS_PSEUDO_DETAIL,				\
+			     BTS_DETAIL_ARG(BTS_PSEUDO_MARKER,		\
+					    BTS_DETAIL_MARKER_PAYLOAD, i)), \
+	  .to = (lo), .flags = (hi) }
+
+/*
+ * Markers reach the streams that asked for them, staged in order with the
+ * branches (a kernel thread has no user branches: a user-only stream of
+ * its CPU holds the markers alone), the payload in 16-byte details, cut
+ * at BTS_MARKER_PAYLOAD_MAX and flagged; the other streams never see one.
+ */
+static void ds_test_markers(struct kunit *test)
+{
+	static const struct bts_record want[] = {
+		DS_TEST_PAYLOAD(0, 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL),
+		DS_TEST_PAYLOAD(1, 0x13121110ULL, 0),
+		{ .from = BTS_PSEUDO(BTS_PSEUDO_MARKER,
+				     BTS_MARKER_ARG(BTS_MARKER_USER_EVENT, 0, 20)),
+		  .to = 0x401000, .flags = 7ULL << 32 | 42 },
+		DS_TEST_PAYLOAD(0, 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL),
+		DS_TEST_PAYLOAD(1, 0x1716151413121110ULL, 0x1f1e1d1c1b1a1918ULL),
+		DS_TEST_PAYLOAD(2, 0x2726252423222120ULL, 0x2f2e2d2c2b2a2928ULL),
+		DS_TEST_PAYLOAD(3, 0x3736353433323130ULL, 0x3f3e3d3c3b3a3938ULL),
+		{ .from = BTS_PSEUDO(BTS_PSEUDO_MARKER,
+				     BTS_MARKER_ARG(BTS_MARKER_USER_EVENT,
+						    BTS_MARKER_TRUNCATED, 64)),
+		  .to = 0x401008, .flags = 8ULL << 32 | 43 },
+	};
+	struct ds_consumer *with, *without;
+	struct bts_record got[16], other[16];
+	struct ds_marker m = {
+		.source	= BTS_MARKER_USER_EVENT,
+		.id	= 42,
+		.gen	= 7,
+		.addr	= 0x401000,
+		.len	= 20,
+	};
+	u8 payload[100];
+	u32 i, n, n_other;
+	int cpu;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	if (!ds_hw.ds_cpl)
+		kunit_skip(test, "no DS-CPL, which user-only consumers need");
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = i;
+	m.payload = payload;
+
+	migrate_disable();
+	cpu = smp_processor_id();
+	with = ds_test_request(test, cpu, DS_PRIV_USER, DS_MODE_CONTINUOUS,
+			       DS_BTS_MARKERS);
+	without = ds_test_request(test, cpu, DS_PRIV_USER, DS_MODE_CONTINUOUS,
+				  0);
+	ds_append_marker(&m);
+	m.id = 43;
+	m.gen = 8;
+	m.addr = 0x401008;
+	m.len = sizeof(payload);
+	ds_append_marker(&m);
+	local_irq_disable();
+	ds_sync_local(NULL);
+	local_irq_enable();
+	n = ds_consume_bts(with, got, ARRAY_SIZE(got));
+	n_other = ds_consume_bts(without, other, ARRAY_SIZE(other));
+	ds_release_bts(without);
+	ds_release_bts(with);
+	migrate_enable();
+
+	KUNIT_EXPECT_EQ_MSG(test, n_other, 0,
+			    "a stream that takes no markers got %u records",
+			    n_other);
+	KUNIT_ASSERT_EQ_MSG(test, n, ARRAY_SIZE(want),
+			    "records in the stream that takes markers");
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_TRUE_MSG(test, got[i].from == want[i].from &&
+				      got[i].to == want[i].to &&
+				      got[i].flags == want[i].flags,
+				      "record %u is {%#llx, %#llx, %#llx}, want {%#llx, %#llx, %#llx}",
+				      i, got[i].from, got[i].to, got[i].flags,
+				      want[i].from, want[i].to, want[i].flags);
+}
+
 static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
 	KUNIT_CASE(ds_test_owed_pmi),
 	KUNIT_CASE(ds_test_late_handler),
 	KUNIT_CASE(ds_test_resume_migrating),
+	KUNIT_CASE(ds_test_markers),
 	{}
 };
 

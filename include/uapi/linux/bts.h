@@ -51,6 +51,10 @@ struct bts_record {
 				 (((__u64)(arg) & 0xffffff) << 8) |	\
 				 ((__u64)(type) & 0xff))
 #define BTS_PSEUDO_TYPE(from)	((__u32)(from) & 0xff)
+/* An argument made of three bytes, the first in bits 7..0. */
+#define BTS_ARG_BYTES(b0, b1, b2)					\
+	(((__u32)(b0) & 0xff) | ((__u32)(b1) & 0xff) << 8 |		\
+	 ((__u32)(b2) & 0xff) << 16)
 #define BTS_PSEUDO_ARG(from)	(((__u32)(from) >> 8) & 0xffffff)
 
 /**
@@ -74,9 +78,17 @@ struct bts_record {
  *	stream: the thread ran on a CPU that could not trace it (no memory
  *	for the CPU's buffers when it came online); what it did there, an
  *	unknown number of records, is missing; @to is 0.
- * @BTS_PSEUDO_MARKER: an event the kernel or an application put into the
- *	trace, after the branches that preceded it.  The argument, @to and
- *	@flags are the marker's (for user_events: the event's id and data).
+ * @BTS_PSEUDO_MARKER: an event an application wrote (a user_event), in
+ *	the writing thread's stream between the branches before the write
+ *	and those after it, in streams that asked for markers.  The
+ *	argument is enum bts_marker_source in bits 7..0, BTS_MARKER_* flags
+ *	in bits 15..8 and the payload's length in bytes in bits 23..16
+ *	(at most BTS_MARKER_PAYLOAD_MAX); @to is the user address of the
+ *	instruction that wrote the event (its system call), 0 if unknown;
+ *	@flags is the event's id in bits 31..0 and the generation of that
+ *	id in bits 63..32 (an id deleted and registered again, maybe with
+ *	another format, gets a new generation).  The payload comes before
+ *	it, in BTS_DETAIL_MARKER_PAYLOAD details.
  * @BTS_PSEUDO_SWITCH: in a per-CPU stream that records both sides, the CPU
  *	switched to another task: @to is its thread id and @flags its process
  *	id, as seen from the initial PID namespace.  A change of process is a
@@ -85,8 +97,9 @@ struct bts_record {
  *	the streams of several threads: the records that follow, up to the
  *	next THREAD record, are thread @to's, of process @flags, as numbered
  *	in the reader's PID namespace.  The argument is enum bts_thread_event.
- * @BTS_PSEUDO_DETAIL: more about the record right after it in the thread's
- *	stream (THREAD records may come between in /dev/bts).  Bits 7..0 of
+ * @BTS_PSEUDO_DETAIL: more about the first record after it in the
+ *	thread's stream that is no detail (a record may have several, in a
+ *	row; THREAD records may come between in /dev/bts).  Bits 7..0 of
  *	the argument are that record's type, bits 15..8 the detail's layout
  *	(enum bts_detail_layout), bits 23..16 the layout's.  A reader
  *	ignores a detail whose layout it does not know, and one that the
@@ -107,9 +120,7 @@ enum bts_pseudo_type {
  * The argument of a BTS_PSEUDO_DETAIL record: the type it details, its
  * layout and an 8-bit value the layout defines.
  */
-#define BTS_DETAIL_ARG(type, layout, val)				\
-	(((__u32)(type) & 0xff) | ((__u32)(layout) & 0xff) << 8 |	\
-	 ((__u32)(val) & 0xff) << 16)
+#define BTS_DETAIL_ARG(type, layout, val)	BTS_ARG_BYTES(type, layout, val)
 #define BTS_DETAIL_TYPE(from)	(BTS_PSEUDO_ARG(from) & 0xff)
 #define BTS_DETAIL_LAYOUT(from)	((BTS_PSEUDO_ARG(from) >> 8) & 0xff)
 #define BTS_DETAIL_VAL(from)	((BTS_PSEUDO_ARG(from) >> 16) & 0xff)
@@ -126,10 +137,40 @@ enum bts_pseudo_type {
  *	the thread returned to user mode, or exited for the last KERNEL
  *	record, in nanoseconds of CLOCK_MONOTONIC, so streams of several
  *	threads can be merged and set against clock_gettime().
+ * @BTS_DETAIL_MARKER_PAYLOAD: before a BTS_PSEUDO_MARKER record, 16 bytes
+ *	of its payload each, in order: the layout's value is the detail's
+ *	index (0 for bytes 0..15, 1 for 16..31, ...); @to holds the first
+ *	eight bytes and @flags the next eight, in memory order (as
+ *	little-endian numbers); bytes past the marker's length are zero.
  */
 enum bts_detail_layout {
-	BTS_DETAIL_KERNEL_ENTRY	= 0,
+	BTS_DETAIL_KERNEL_ENTRY		= 0,
+	BTS_DETAIL_MARKER_PAYLOAD	= 1,
 };
+
+/**
+ * enum bts_marker_source - who wrote a BTS_PSEUDO_MARKER
+ * @BTS_MARKER_USER_EVENT: the thread, with a write to a user_event
+ *	(Documentation/trace/user_events.rst); the id is the event's
+ *	(its ``id`` in tracefs)
+ */
+enum bts_marker_source {
+	BTS_MARKER_USER_EVENT	= 1,
+};
+
+/* BTS_PSEUDO_MARKER flags: the event had more payload than the marker. */
+#define BTS_MARKER_TRUNCATED		(1U << 0)
+/* The payload could not be read (it was not in memory): the length is 0. */
+#define BTS_MARKER_NOT_CAPTURED		(1U << 1)
+/* The most payload bytes a marker carries, in BTS_MARKER_PAYLOAD_MAX / 16 details. */
+#define BTS_MARKER_PAYLOAD_MAX		64
+
+#define BTS_MARKER_ARG(source, flags, len)	BTS_ARG_BYTES(source, flags, len)
+#define BTS_MARKER_SOURCE(from)	(BTS_PSEUDO_ARG(from) & 0xff)
+#define BTS_MARKER_FLAGS(from)	((BTS_PSEUDO_ARG(from) >> 8) & 0xff)
+#define BTS_MARKER_LEN(from)	((BTS_PSEUDO_ARG(from) >> 16) & 0xff)
+#define BTS_MARKER_ID(flags)	((__u32)(flags))
+#define BTS_MARKER_GEN(flags)	((__u32)((flags) >> 32))
 
 /**
  * enum bts_syscall_abi - which system call table a number belongs to

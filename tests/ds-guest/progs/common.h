@@ -80,7 +80,7 @@ dsc_write(const char *file, const char *s)
 	sys3(SYS_close, fd, 0, 0);
 }
 
-/* "ARG TO FLAGS", as the marker file takes it. */
+/* "ID ADDR GEN", as the marker file takes it. */
 #define marker(s)	dsc_write(DSC_DIR "marker", s)
 #define control(s)	dsc_write(DSC_DIR "control", s)
 

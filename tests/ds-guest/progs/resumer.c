@@ -3,9 +3,10 @@
  * Suspend and resume from the traced CPU itself, between loops whose
  * records a consumer must or must not get: the per-CPU consumer R, attached
  * suspended, is resumed after before_resume() ran, and S is suspended
- * before after_suspend() runs.  The marker drains the staging buffer first,
- * and the files are open beforehand, so that before_resume()'s records are
- * still staged (far from the threshold) when R is resumed.
+ * before after_suspend() runs.  A short sleep after the first marker
+ * drains the staging buffer (the switch away does), and the files are open
+ * beforehand, so that before_resume()'s records are still staged (far from
+ * the threshold) when R is resumed.
  */
 #include "common.h"
 
@@ -39,6 +40,7 @@ int main(void)
 	unsigned long x = 1;
 
 	dsc_put(mark, "0x501");
+	nap(1000);
 	x = before_resume(x);
 	dsc_put(ctl, "resume R\n");
 	x = after_resume(x);

@@ -73,6 +73,29 @@ struct ds_bts_ops {
 #define DS_BTS_SUSPENDED	BIT(1)
 /* Task scope: trace the threads and processes it creates, see task_fork. */
 #define DS_BTS_INHERIT		BIT(2)
+/* Take the markers ds_append_marker() puts into the trace. */
+#define DS_BTS_MARKERS		BIT(3)
+
+/**
+ * struct ds_marker - an application's event, for ds_append_marker()
+ * @source: who wrote it, enum bts_marker_source
+ * @flags: BTS_MARKER_TRUNCATED, BTS_MARKER_NOT_CAPTURED
+ * @id: the event's id
+ * @gen: the generation of @id
+ * @addr: the user address of the instruction that wrote the event, or 0
+ * @payload: @len bytes of the event's data, as captured
+ * @len: bytes at @payload; past BTS_MARKER_PAYLOAD_MAX they are cut, and
+ *	the marker says BTS_MARKER_TRUNCATED
+ */
+struct ds_marker {
+	u8		source;
+	u8		flags;
+	u32		id;
+	u32		gen;
+	u64		addr;
+	const void	*payload;
+	u32		len;
+};
 
 /**
  * struct ds_bts_config - what a BTS consumer asks for
@@ -144,7 +167,7 @@ u32 ds_bts_buffer_records(struct ds_consumer *c);
 struct task_struct *ds_bts_task(struct ds_consumer *c);
 int ds_swap_bts_buffer(struct ds_consumer *c, struct bts_record *buf,
 		       struct ds_bts_swapped *old);
-void ds_append_marker(u32 arg, u64 to, u64 flags);
+void ds_append_marker(const struct ds_marker *m);
 
 int ds_claim_bts_hw(void);
 void ds_unclaim_bts_hw(void);
@@ -190,7 +213,7 @@ ds_request_bts(const struct ds_bts_config *cfg)
 	return ERR_PTR(-EOPNOTSUPP);
 }
 
-static inline void ds_append_marker(u32 arg, u64 to, u64 flags) { }
+static inline void ds_append_marker(const struct ds_marker *m) { }
 static inline int ds_claim_bts_hw(void) { return 0; }
 static inline void ds_unclaim_bts_hw(void) { }
 static inline void ds_switch_to(struct task_struct *prev,
