@@ -645,7 +645,7 @@ def user_only_check(dumps, diag):
                 if not isinstance(v, str) or not v.startswith("0x"):
                     continue
                 n += 1
-                if int(v, 16) >= USER_TOP and r.get("kind") != "marker":
+                if int(v, 16) >= USER_TOP:
                     diag(f"kernel-half address: {k}={v} in {r}")
                     ok = False
     diag(f"{n} addresses in {len(dumps)} traces")
@@ -993,7 +993,7 @@ def self_test(oracle, sym, own, diag):
                           "flags": "0x0"}] + recs[mid:])
     expect("a marker", False, trace,
            recs[:mid] + [{"tid": main, "pid": main, "kind": "marker",
-                          "arg": 1, "to": "0x0", "flags": "0x0"}] +
+                          "source": "user_event", "id": 1, "gen": 0}] +
            recs[mid:])
     expect("no thread_new", False, trace,
            [r for r in recs if r["tid"] != main or r["kind"] != "thread_new"])

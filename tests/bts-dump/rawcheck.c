@@ -141,8 +141,10 @@ static void check_record(const unsigned char *p, uint64_t off)
 		lost += to;
 		break;
 	case BTS_PSEUDO_MARKER:
-		/* The marker's own data: anything goes. */
+		/* Where the thread wrote it; the id and payload are its own. */
 		markers++;
+		if (to >= USER_TOP)
+			complain(off, from, to, flags, "kernel address");
 		break;
 	case BTS_PSEUDO_THREAD:
 		if (to > UINT32_MAX || flags > UINT32_MAX)

@@ -55,6 +55,9 @@ struct thread {
 	/* the BTS_PSEUDO_DETAIL record of the next KERNEL record, if any */
 	bool have_detail;
 	struct bts_record detail;
+	/* the payload details of the next MARKER record: which, and theirs */
+	unsigned int payload_have;
+	unsigned char payload[BTS_MARKER_PAYLOAD_MAX];
 	struct thread *next;
 };
 
@@ -158,6 +161,7 @@ static void thread_reset(struct thread *t)
 	free(t->func);
 	t->func = NULL;
 	t->have_detail = false;
+	t->payload_have = 0;
 }
 
 static struct thread *thread_get(struct printer *pr, u32 tid,
@@ -726,6 +730,85 @@ static void on_lost(struct printer *pr, struct thread *t,
 	t->nhist = 0;
 }
 
+/* A payload detail of the MARKER record to come: keep its 16 bytes. */
+static void on_marker_payload(struct thread *t, const struct bts_record *r)
+{
+	unsigned int i = BTS_DETAIL_VAL(r->from), k;
+
+	if (i >= BTS_MARKER_PAYLOAD_MAX / 16)
+		return;
+	for (k = 0; k < 8; k++) {
+		t->payload[i * 16 + k] = r->to >> (8 * k);
+		t->payload[i * 16 + 8 + k] = r->flags >> (8 * k);
+	}
+	t->payload_have |= 1U << i;
+}
+
+/*
+ * An event the thread wrote (a user_event): its id and generation, where
+ * it was written, and its payload if all of it is in the trace (the front
+ * of a ring may have cut the details off).
+ */
+static void on_marker(struct printer *pr, struct thread *t,
+		      const struct bts_record *r)
+{
+	unsigned int len = BTS_MARKER_LEN(r->from);
+	unsigned int flags = BTS_MARKER_FLAGS(r->from);
+	unsigned int need = (1U << (len + 15) / 16) - 1, i;
+	bool source = BTS_MARKER_SOURCE(r->from) == BTS_MARKER_USER_EVENT;
+	bool have = len <= BTS_MARKER_PAYLOAD_MAX &&
+		    (t->payload_have & need) == need;
+	FILE *f = pr->out;
+	char what[96];
+
+	snprintf(what, sizeof(what), "%s %u (generation %u)",
+		 source ? "event" : "marker", BTS_MARKER_ID(r->flags),
+		 BTS_MARKER_GEN(r->flags));
+	if (pr->opts.calls) {
+		calls_note(pr, t, what);
+	} else if (pr->opts.format == FORMAT_JSONL) {
+		json_begin(pr, t, "marker");
+		if (source)
+			fputs(",\"source\":\"user_event\"", f);
+		else
+			fprintf(f, ",\"source\":%u", BTS_MARKER_SOURCE(r->from));
+		fprintf(f, ",\"id\":%u,\"gen\":%u", BTS_MARKER_ID(r->flags),
+			BTS_MARKER_GEN(r->flags));
+		if (r->to)
+			json_addr(pr, t, "at", r->to);
+		if (flags & BTS_MARKER_NOT_CAPTURED)
+			fputs(",\"captured\":false", f);
+		else if (have) {
+			fputs(",\"payload\":\"", f);
+			for (i = 0; i < len; i++)
+				fprintf(f, "%02x", t->payload[i]);
+			putc('"', f);
+		}
+		if (flags & BTS_MARKER_TRUNCATED)
+			fputs(",\"truncated\":true", f);
+		fputs("}\n", f);
+	} else {
+		header(pr, t);
+		fprintf(f, "-- %s", what);
+		if (r->to) {
+			fputs(" at ", f);
+			text_addr(pr, t, r->to);
+		}
+		if (flags & BTS_MARKER_NOT_CAPTURED) {
+			fputs(": payload not captured", f);
+		} else if (len && !have) {
+			fputs(": payload not in the trace", f);
+		} else if (len) {
+			fputs(":", f);
+			for (i = 0; i < len; i++)
+				fprintf(f, " %02x", t->payload[i]);
+		}
+		if (flags & BTS_MARKER_TRUNCATED)
+			fputs(" (truncated)", f);
+		putc('\n', f);
+	}
+}
+
 static void on_other(struct printer *pr, struct thread *t,
 		     const struct bts_record *r)
 {
@@ -733,26 +816,15 @@ static void on_other(struct printer *pr, struct thread *t,
 	unsigned int arg = BTS_PSEUDO_ARG(r->from);
 	char what[96];
 
-	if (type == BTS_PSEUDO_MARKER)
-		snprintf(what, sizeof(what), "marker %u: 0x%llx 0x%llx", arg,
-			 (unsigned long long)r->to,
-			 (unsigned long long)r->flags);
-	else
-		snprintf(what, sizeof(what),
-			 "pseudo-record type %u arg %u: 0x%llx 0x%llx", type,
-			 arg, (unsigned long long)r->to,
-			 (unsigned long long)r->flags);
+	snprintf(what, sizeof(what),
+		 "pseudo-record type %u arg %u: 0x%llx 0x%llx", type, arg,
+		 (unsigned long long)r->to, (unsigned long long)r->flags);
 	if (pr->opts.calls) {
 		calls_note(pr, t, what);
 	} else if (pr->opts.format == FORMAT_JSONL) {
-		if (type == BTS_PSEUDO_MARKER) {
-			json_begin(pr, t, "marker");
-		} else {
-			json_begin(pr, t, "pseudo");
-			fprintf(pr->out, ",\"type\":%u", type);
-		}
-		fprintf(pr->out, ",\"arg\":%u,\"to\":\"0x%llx\",\"flags\":\"0x%llx\"}\n",
-			arg, (unsigned long long)r->to,
+		json_begin(pr, t, "pseudo");
+		fprintf(pr->out, ",\"type\":%u,\"arg\":%u,\"to\":\"0x%llx\",\"flags\":\"0x%llx\"}\n",
+			type, arg, (unsigned long long)r->to,
 			(unsigned long long)r->flags);
 	} else {
 		header(pr, t);
@@ -800,6 +872,7 @@ static int p_records(struct sink *s, u32 stream,
 	for (i = 0; i < n; i++, r++) {
 		if (!BTS_RECORD_IS_PSEUDO(r->from)) {
 			(*cur)->have_detail = false;
+			(*cur)->payload_have = 0;
 			on_branch(pr, *cur, r);
 			continue;
 		}
@@ -810,6 +883,12 @@ static int p_records(struct sink *s, u32 stream,
 			continue;
 		case BTS_PSEUDO_DETAIL:
 			/* Kept for the record it details; others skipped. */
+			if (BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_MARKER &&
+			    BTS_DETAIL_LAYOUT(r->from) ==
+					BTS_DETAIL_MARKER_PAYLOAD) {
+				on_marker_payload(*cur, r);
+				continue;
+			}
 			(*cur)->have_detail =
 				BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_KERNEL &&
 				BTS_DETAIL_LAYOUT(r->from) ==
@@ -822,11 +901,15 @@ static int p_records(struct sink *s, u32 stream,
 		case BTS_PSEUDO_LOST:
 			on_lost(pr, *cur, r);
 			break;
+		case BTS_PSEUDO_MARKER:
+			on_marker(pr, *cur, r);
+			break;
 		default:
 			on_other(pr, *cur, r);
 			break;
 		}
 		(*cur)->have_detail = false;
+		(*cur)->payload_have = 0;
 	}
 	return 0;
 }

@@ -123,7 +123,7 @@ TRACE = [
     rg.branch(a("raw_indirect", 5), a("leaf")),
     rg.kernel(rg.ENTRY_EXCEPTION, a("leaf", 1), a("on_signal"), 14),
     rg.lost(7),
-    rg.marker(5, 0x11, 0x22),
+    *rg.user_event(42, 7, a("leaf", 1), bytes(range(20))),
     rg.kernel(rg.ENTRY_INTERRUPT, a("leaf", 1), a("leaf", 1), 236),
     rg.thread(10, 10, rg.THREAD_EXIT),
 ]
@@ -157,7 +157,9 @@ def test_text_json():
         "-- signal handler entry -> %s on_signal (prog.c:%d)" % (
             x(a("on_signal")), SIG_LINE),
         "-- lost 7 records",
-        "-- marker 5: 0x11 0x22",
+        "-- event 42 (generation 7) at %s leaf+0x1 %s: %s" % (
+            x(a("leaf", 1)), leaf_src,
+            " ".join("%02x" % i for i in range(20))),
         "-- interrupt vector 236 at %s leaf+0x1 %s" % (x(a("leaf", 1)),
                                                        leaf_src),
         "-- thread exited",
@@ -172,7 +174,9 @@ def test_text_json():
     except ValueError as e:
         tap(False, "jsonl: one JSON object per line", str(e) + out)
         return
-    tap(rc == 0 and len(recs) == len(TRACE) and
+    # Details make no line of their own.
+    shown = [r for r in TRACE if (r[0] & 0xff) != rg.PSEUDO_DETAIL]
+    tap(rc == 0 and len(recs) == len(shown) and
         all(r["tid"] == 10 and r["pid"] == 10 for r in recs),
         "jsonl: one JSON object per record", out + err)
     b = recs[1]
@@ -199,7 +203,11 @@ def test_text_json():
     kinds = [r["kind"] for r in recs]
     tap(kinds[0] == "thread_new" and kinds[-1] == "thread_exit" and
         recs[15] == {"tid": 10, "pid": 10, "kind": "lost", "count": 7} and
-        recs[16]["kind"] == "marker" and recs[16]["arg"] == 5,
+        recs[16] == {"tid": 10, "pid": 10, "kind": "marker",
+                     "source": "user_event", "id": 42, "gen": 7,
+                     "at": x(a("leaf", 1)), "at_sym": "leaf+0x1",
+                     "at_src": "prog.c:%d" % LEAF_LINE, "at_dso": "prog",
+                     "payload": bytes(range(20)).hex()},
         "jsonl: thread_new, lost, marker, thread_exit", out)
 
 
@@ -523,6 +531,51 @@ def test_kernel_detail():
         diag(out, want) + err)
 
 
+def test_markers():
+    """Markers: a payload cut at the kernel's bound, one not captured,
+    one whose details the front of a ring cut off, one without payload;
+    details of an unknown layout skipped, and details that no marker
+    follows forgotten."""
+    trace = [
+        rg.thread(10, 10, rg.THREAD_NEW),
+        *rg.user_event(1, 0, a("tramp", 5), bytes(range(64)),
+                       rg.MARKER_TRUNCATED),
+        rg.marker(2, 1, 0, 0, rg.MARKER_NOT_CAPTURED),
+        rg.marker_payload(1, b"tail"),
+        rg.marker(3, 1, 0, 20),
+        rg.detail(rg.PSEUDO_MARKER, 9, 0, 0x1234, 0x5678),
+        rg.marker(4, 2, 0, 0),
+        rg.marker_payload(0, b"stray"),
+        rg.branch(a("tramp", 5), a("leaf")),
+        rg.marker(5, 2, 0, 5),
+        rg.thread(10, 10, rg.THREAD_EXIT),
+    ]
+    f = write("markers.raw", rg.header() +
+              rg.maps_chunk(10, rg.maps_lines(PROG)) +
+              rg.records_chunk(trace))
+    rc, out, err = run(f)
+    want = [
+        "-- event 1 (generation 0) at %s tramp+0x5: %s (truncated)" % (
+            x(a("tramp", 5)), " ".join("%02x" % i for i in range(64))),
+        "-- event 2 (generation 1): payload not captured",
+        "-- event 3 (generation 1): payload not in the trace",
+        "-- event 4 (generation 2)",
+        "-- event 5 (generation 2): payload not in the trace",
+    ]
+    tap(rc == 0 and has_lines(out, want) and "pseudo-record" not in out,
+        "text: markers cut, not captured, cut off by a ring's front",
+        diag(out, want) + err)
+    rc, out, err = run(f, "--format=jsonl")
+    recs = [r for r in jsonl(out) if r["kind"] == "marker"] if rc == 0 else []
+    got = [(r["id"], r["gen"], r.get("payload"), r.get("truncated"),
+            r.get("captured")) for r in recs]
+    want = [(1, 0, bytes(range(64)).hex(), True, None),
+            (2, 1, None, None, False), (3, 1, None, None, None),
+            (4, 2, "", None, None), (5, 2, None, None, None)]
+    tap(got == want, "jsonl: markers' ids, generations and payloads",
+        "got  %r\nwant %r\n" % (got, want) + out + err)
+
+
 def test_usage():
     p = subprocess.run([BTS_DUMP, "--format=nope", "-i", "x"],
                        capture_output=True, text=True)
@@ -536,7 +589,7 @@ def test_usage():
 
 for t in (test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
-          test_bad_input, test_usage):
+          test_markers, test_bad_input, test_usage):
     try:
         t()
     except Exception as e:  # a broken test is a failed one

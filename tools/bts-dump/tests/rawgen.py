@@ -15,7 +15,9 @@ RECORDS, MAPS, MEMORY, EXIT = 1, 2, 3, 4
 # include/uapi/linux/bts.h
 PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
 PSEUDO_DETAIL = 7
-DETAIL_KERNEL_ENTRY = 0
+DETAIL_KERNEL_ENTRY, DETAIL_MARKER_PAYLOAD = 0, 1
+MARKER_USER_EVENT = 1
+MARKER_TRUNCATED, MARKER_NOT_CAPTURED = 1, 2
 ABI_NONE, ABI_X86_64, ABI_X32, ABI_I386 = 0, 1, 2, 3
 ENTRY_UNKNOWN, ENTRY_SYSCALL, ENTRY_EXCEPTION, ENTRY_INTERRUPT = 0, 1, 2, 3
 THREAD_RECORDS, THREAD_NEW, THREAD_EXIT = 0, 1, 2
@@ -58,8 +60,26 @@ def lost_unknown(why):
     return (pseudo(PSEUDO_LOST, why), 0, 0)
 
 
-def marker(arg, to, flags):
-    return (pseudo(PSEUDO_MARKER, arg), to, flags)
+def marker(ev_id, gen, at, length, flags=0, source=MARKER_USER_EVENT):
+    """A BTS_PSEUDO_MARKER record alone: event @ev_id of generation @gen
+    written at @at, with @length bytes of payload."""
+    arg = source | flags << 8 | length << 16
+    return (pseudo(PSEUDO_MARKER, arg), at, gen << 32 | ev_id)
+
+
+def marker_payload(index, data):
+    """The payload detail @index of a marker: 16 bytes of @data."""
+    data = data.ljust(16, b"\0")
+    lo, hi = struct.unpack("<QQ", data)
+    return detail(PSEUDO_MARKER, DETAIL_MARKER_PAYLOAD, index, lo, hi)
+
+
+def user_event(ev_id, gen, at, payload, flags=0):
+    """What the kernel writes for a user_event: the payload's details,
+    then the marker."""
+    chunks = [payload[i:i + 16] for i in range(0, len(payload), 16)]
+    return ([marker_payload(i, c) for i, c in enumerate(chunks)] +
+            [marker(ev_id, gen, at, len(payload), flags)])
 
 
 def thread(tid, pid, event=THREAD_RECORDS):
