@@ -59,6 +59,7 @@ bench: kernel qemu
 	@bench/bts-dump.sh
 	@bench/attach-cost.sh
 	@bench/exit-cost.sh
+	@bench/delivery-cost.sh
 
 patches: deps
 	@workbench/patches.sh . $(BUILD)

@@ -20,6 +20,9 @@
  * qemu_plugin_outs(), which QEMU writes to its log (-d plugin -D FILE);
  * COUNT runs from the opening marker to the closing one, the closing one
  * excluded.
+ *
+ * With the option kernel=on (-plugin libinsn-marks.so,kernel=on), only the
+ * instructions at kernel addresses (the upper half) count.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -35,6 +38,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 static const uint8_t mark[MARK_SIZE] = { 0x0f, 0x1f, 0x80, 0, 0x53, 0x54, 0x42 };
 
 static uint64_t total;		/* instructions executed so far */
+static bool kernel_only;	/* kernel=on: count the upper half's only */
 static uint64_t opened[0x80];	/* total at each open region's mark */
 static bool is_open[0x80];
 
@@ -69,6 +73,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		    !memcmp(b, mark, 3) && !memcmp(b + 4, mark + 4, 3))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, at_mark,
 				QEMU_PLUGIN_CB_NO_REGS, GUINT_TO_POINTER(b[3]));
+		if (kernel_only && (int64_t)qemu_plugin_insn_vaddr(insn) >= 0)
+			continue;
 		qemu_plugin_register_vcpu_insn_exec_inline(insn,
 			QEMU_PLUGIN_INLINE_ADD_U64, &total, 1);
 	}
@@ -78,9 +84,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	if (argc) {
-		fprintf(stderr, "insn-marks: takes no options\n");
-		return -1;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "kernel=on")) {
+			kernel_only = true;
+		} else {
+			fprintf(stderr, "insn-marks: unknown option %s\n",
+				argv[i]);
+			return -1;
+		}
 	}
 	if (info->system_emulation && info->system.max_vcpus > 1) {
 		fprintf(stderr, "insn-marks: needs a single vCPU (-smp 1)\n");

@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench/delivery-cost.sh: the guest kernel's instructions per user-mode
+# branch record delivered to a tracer: bts-dump through /dev/bts, against
+# perf's `perf record -e branches:u -c 1` (perf's own BTS path,
+# arch/x86/events/intel/ds.c, one sample per branch), tracing the same
+# program (bench/workload.c) in the same guest on our kernel.
+#
+# Counted, not timed: the TCG plugin insn-marks.c, with kernel=on, counts
+# the instructions executed at kernel addresses between two marks that
+# bench/mark.c sets around a whole command line, so the count covers the
+# tracer's start-up, the traced run, every read of the trace and its write
+# to a file on tmpfs (/dev/shm), and the tracer's exit.  Each command line
+# runs twice, the workload doing ITERS iterations and 1; the same command
+# lines without a tracer are the baseline.  The figure is the marginal
+# cost of a record:
+#
+#   ((traced[ITERS] - traced[1]) - (untraced[ITERS] - untraced[1]))
+#     / (records[ITERS] - records[1])
+#
+# with the records counted in the files afterwards, outside the marks:
+# bts-dump's raw file's branch records (tests/bts-dump/rawcheck.c), perf's
+# samples (perf script).  The whole cost, start-up included, is shown too.
+# One vCPU (the plugin's counter is not atomic).  Not -icount, unlike
+# bench/idle-cost.sh: the BTS emulation raises its threshold PMI in the
+# middle of a translation block, which QEMU's icount mode stops on ("Raised
+# interrupt while not in I/O function"); timer interrupts then come with
+# the host's time, a few thousand instructions each, noise well under 1%
+# of the figures.  TCG counts each iteration of a REP-prefixed instruction
+# (the kernel's copies) as one instruction, which favours neither side:
+# both copy their records.
+#
+# Environment: BENCH_ITERS (100000 workload iterations, about 1.2 M
+# branches), BENCH_SYSCALL_EVERY (1000).  About 5 minutes.
+set -euo pipefail
+
+here=$(dirname "$(realpath "$0")")
+repo=$(realpath "$here/..")
+out="$repo/build/bench/delivery-cost"
+vm="$repo/tests/vm/run"
+iters=${BENCH_ITERS:-100000}
+every=${BENCH_SYSCALL_EVERY:-1000}
+kernel="$repo/build/kernel/arch/x86/boot/bzImage"
+
+mkdir -p "$out"
+start=$SECONDS
+if [ ! -e "$kernel" ]; then
+	echo "bench: $kernel missing (run 'make kernel qemu' first)" >&2
+	exit 1
+fi
+make -s -C "$repo/tools/bts-dump" >&2
+gcc -static -no-pie -O2 -Wall -o "$out/workload" "$here/workload.c"
+gcc -static -O2 -Wall -o "$out/mark" "$here/mark.c"
+gcc -O2 -Wall -I"$repo/include/uapi" -o "$out/rawcheck" \
+	"$repo/tests/bts-dump/rawcheck.c"
+if [ "$out/libinsn-marks.so" -ot "$here/insn-marks.c" ]; then
+	read -ra glib <<<"$(pkg-config --cflags glib-2.0)"
+	gcc -shared -fPIC -O2 -Wall \
+		-I"$repo/build/qemu/src/include/qemu" "${glib[@]}" \
+		-o "$out/libinsn-marks.so" "$here/insn-marks.c"
+fi
+
+results="$out/results"
+rm -rf "$results"
+mkdir -p "$results"
+
+# In the guest: each case between marks, in this order (the plugin prints
+# one region line per case), then the records each tracer got.
+cat >"$results/guest.sh" <<EOF
+set -eu
+m=$out/mark w=$out/workload
+# perf's samples are not throttled for the CPU time they take: under TCG
+# they would be, and perf would deliver a fraction of the branches.
+echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
+for n in $iters 1; do
+	\$m open; \$w \$n $every 1 >/dev/null; \$m close
+	\$m open
+	$repo/tools/bts-dump/bts-dump --format=raw -o /dev/shm/t.\$n.raw -- \
+		\$w \$n $every 1 >/dev/null
+	\$m close
+	\$m open
+	perf record -q -m 8192 -e branches:u -c 1 -o /dev/shm/p.\$n.data -- \
+		\$w \$n $every 1 >/dev/null
+	\$m close
+done
+for n in $iters 1; do
+	echo "bts-dump \$n \$($out/rawcheck /dev/shm/t.\$n.raw)"
+	echo "perf \$n samples=\$(perf script -i /dev/shm/p.\$n.data -F ip 2>/dev/null | wc -l)"
+done
+EOF
+
+if ! "$vm" --kernel "$kernel" --smp 1 --results "$results/vm" --timeout 1800 \
+	--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so,kernel=on" \
+	--qemu-arg -d --qemu-arg plugin \
+	--qemu-arg -D --qemu-arg "$results/plugin" \
+	-- bash "$results/guest.sh" >"$results/out" 2>"$results/err"; then
+	echo "bench: the VM failed; see $results/err and $results/vm/" >&2
+	cat "$results/err" >&2
+	exit 1
+fi
+
+python3 - "$results" "$iters" "$((SECONDS - start))" <<'EOF' | tee "$results/report"
+import re, sys
+
+results, iters, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+regions = [int(m[1]) for m in
+           re.finditer(r"region 1 insns=(\d+)", open(results + "/plugin").read())]
+if len(regions) != 6:
+    sys.exit(f"bench: {len(regions)} regions in {results}/plugin, want 6")
+kins = {}
+for i, n in enumerate((iters, 1)):
+    for j, case in enumerate(("none", "bts-dump", "perf")):
+        kins[case, n] = regions[3 * i + j]
+recs = {}
+for l in open(results + "/out"):
+    m = re.match(r"bts-dump (\d+) .*branches=(\d+)", l)
+    if m:
+        recs["bts-dump", int(m[1])] = int(m[2])
+    m = re.match(r"perf (\d+) samples=(\d+)", l)
+    if m:
+        recs["perf", int(m[1])] = int(m[2])
+if len(recs) != 4:
+    sys.exit(f"bench: record counts missing in {results}/out")
+
+print(f"guest kernel instructions per user branch record delivered"
+      f" (workload: {iters} iterations)")
+print(f"{'tracer':<9} {'records':>9} {'kernel insns':>14} {'+ over none':>14}"
+      f" {'per record':>11} {'marginal':>9}")
+per = {}
+for case in ("bts-dump", "perf"):
+    r = recs[case, iters]
+    extra = kins[case, iters] - kins["none", iters]
+    marg = ((kins[case, iters] - kins[case, 1]) -
+            (kins["none", iters] - kins["none", 1])) / (r - recs[case, 1])
+    per[case] = marg
+    print(f"{case:<9} {r:>9} {kins[case, iters]:>14} {extra:>14}"
+          f" {extra / r:>11.1f} {marg:>9.1f}")
+print(f"{'none':<9} {'':>9} {kins['none', iters]:>14}")
+print(f"bts-dump / perf, marginal: {per['bts-dump'] / per['perf']:.3f} ({secs} s)")
+print(f"bench: delivery_cost iters={iters} bts_dump={per['bts-dump']:.1f}"
+      f" perf={per['perf']:.1f} ratio={per['bts-dump'] / per['perf']:.3f}")
+EOF
