@@ -195,21 +195,29 @@ static inline u64 ds_user_addr(u64 addr)
 	return ds_kernel_addr(addr) ? 0 : addr;
 }
 
+/* The addresses of four records, or'ed: a kernel address sets the sign. */
+static inline u64 ds_addrs4(const struct bts_record *r)
+{
+	return r[0].from | r[0].to | r[1].from | r[1].to |
+	       r[2].from | r[2].to | r[3].from | r[3].to;
+}
+
 /* How many records from @rec on have user addresses at both ends. */
 static unsigned int ds_user_run(const struct bts_record *rec, unsigned int nr)
 {
-	unsigned int n;
+	const struct bts_record *r = rec, *end = rec + nr;
 
-	/* Four at a time, one test of eight sign bits, then one by one. */
-	for (n = 0; n + 4 <= nr; n += 4)
-		if (ds_kernel_addr(rec[n].from | rec[n].to |
-				   rec[n + 1].from | rec[n + 1].to |
-				   rec[n + 2].from | rec[n + 2].to |
-				   rec[n + 3].from | rec[n + 3].to))
-			break;
-	while (n < nr && !ds_kernel_addr(rec[n].from | rec[n].to))
-		n++;
-	return n;
+	/*
+	 * Eight at a time, one test of sixteen sign bits, then four, then
+	 * one by one: runs of user branches are long, and end at a crossing.
+	 */
+	while (end - r >= 8 && !ds_kernel_addr(ds_addrs4(r) | ds_addrs4(r + 4)))
+		r += 8;
+	if (end - r >= 4 && !ds_kernel_addr(ds_addrs4(r)))
+		r += 4;
+	while (r < end && !ds_kernel_addr(r->from | r->to))
+		r++;
+	return r - rec;
 }
 
 /*
