@@ -8,11 +8,12 @@
  * Runs CMD with a lossless, continuous, inheriting trace of RECORDS (-n,
  * default 64) records per thread, attached at CMD's exec as bts-dump
  * attaches (ptrace's exec stop, before CMD's first instruction), and reads
- * it slowly: it reads all there is, never more than -r records at a time
- * (default 16), then nothing until a traced thread waits for it, that is
- * until the file's throttle count (BTS_IOC_STATUS) has gone up, or nothing
- * is left running; then again.  So whether the traced threads wait does
- * not depend on timing: a thread that fills its buffer always does.  A
+ * it slowly: nothing until a traced thread waits for it, that is until the
+ * file's throttle count (BTS_IOC_STATUS) has gone up, or nothing is left
+ * running; then all there is, never more than -r records at a time
+ * (default 16); then again.  So whether the traced threads wait, and
+ * whether a read follows a wait, does not depend on timing: a thread that
+ * fills its buffer always waits, and the first read always follows.  A
  * reader that never sees the count go up would wait forever: after a
  * minute without it, slowread reads anyway (and the counts it prints show
  * it).
@@ -163,9 +164,15 @@ int main(int argc, char **argv)
 		die("PTRACE_DETACH");
 
 	/*
-	 * Read everything there is, per_read records at a time, then nothing
-	 * until a thread waits for us (or none runs), then again.
+	 * Nothing until a thread waits for us (or none runs), then everything
+	 * there is, per_read records at a time, then again.  The first wait
+	 * comes whatever the timing: no record is read before it, and a
+	 * thread that fills its buffer waits.
 	 */
+	if (wait_for_throttle(fd, seen))
+		slow++;
+	status(fd, &st);
+	seen = st.throttled;
 	for (;;) {
 		got = read(fd, r, per_read * sizeof(r[0]));
 		if (got < 0 && errno == EAGAIN) {
