@@ -268,11 +268,33 @@ def _drop(c, n, pred):
     c.s[n] = s
 
 
+def _busy_loop_inside(recs, pid):
+    """The indices of the user-mode records of @pid's segments of a busy
+    ring that have one such record right before and right after them:
+    dropping one breaks the loop, wherever in the ring the loop is."""
+    seg = None
+    if not any(is_type(r, SWITCH) and r[1] == pid for r in recs):
+        seg = pid
+    mine = []
+    for r in recs:
+        if is_type(r, SWITCH):
+            seg = r[1]
+        mine.append(seg == pid and _user(r))
+    return [i for i in range(1, len(recs) - 1)
+            if mine[i - 1] and mine[i] and mine[i + 1]]
+
+
 def _drop_user_busiest(c):
-    """A user-mode record dropped from the busy ring that holds the most:
-    the other may be all kernel after busy's loop (c_busy_rings())."""
-    n = max(("fb0", "fb1"), key=lambda k: sum(map(_user, c.s[k] or [])))
-    _drop(c, n, _user)
+    """A record of busy's loop dropped from the middle of its run in the
+    busy ring that holds the most of it: the other may be all kernel after
+    busy's loop (c_busy_rings()), and the loop may end before the ring's
+    middle."""
+    n, inside = max(((f"fb{k}", _busy_loop_inside(c.s[f"fb{k}"] or [],
+                                                  c.pid[k]))
+                     for k in (0, 1)), key=lambda t: len(t[1]))
+    s = list(c.s[n])
+    del s[inside[len(inside) // 2]]
+    c.s[n] = s
 
 
 def _user(r):
