@@ -158,6 +158,7 @@ struct ds_set {
  *	paused
  * @nmi_paused: __ds_nmi_enter() stopped the hardware for this NMI
  * @nmi_bits: the layer's DEBUGCTL bits the NMI found, to restore
+ * @frozen: ds_freeze_local(): the hardware stays off whatever asks
  */
 struct ds_cpu {
 	struct debug_store	*ds;
@@ -174,6 +175,7 @@ struct ds_cpu {
 	struct ds_consumer	*in_callback;
 	bool			nmi_paused;
 	u64			nmi_bits;
+	bool			frozen;
 };
 
 static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
@@ -400,6 +402,10 @@ static const struct ds_entry_point *ds_entry_point_of(unsigned long ret)
 static void ds_hw_write(u64 bits)
 {
 	unsigned long dbg = get_debugctlmsr();
+
+	/* A frozen CPU keeps its last records: see ds_freeze_local(). */
+	if (unlikely(this_cpu_read(ds_cpu.frozen)))
+		bits = 0;
 
 	if ((dbg & DS_DEBUGCTL_OWNED) != bits)
 		update_debugctlmsr((dbg & ~DS_DEBUGCTL_OWNED) | bits);
@@ -1826,6 +1832,114 @@ u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
 	return ds_stream_read_last(&c->stream, out, n);
 }
 EXPORT_SYMBOL_GPL(ds_read_last_bts);
+
+/**
+ * ds_freeze_local() - stop branch tracing on this CPU, and keep it stopped
+ *
+ * For a crash dump: the CPU's last records stay those of the moments before
+ * the call (first thing in oops_begin() or panic()), not those of the
+ * printing that follows.  Nothing restarts the hardware on this CPU, no
+ * switch, NMI or unpause, until ds_thaw_local(); the other CPUs go on.
+ *
+ * Context: any, NMI included, preemption off: no locks, no IPI, no sleeping,
+ * no allocation.
+ */
+void ds_freeze_local(void)
+{
+	if (!static_branch_unlikely(&ds_active))
+		return;
+	this_cpu_write(ds_cpu.frozen, true);
+	/* The flag first: an NMI from here on restarts nothing. */
+	barrier();
+	ds_hw_write(0);
+}
+EXPORT_SYMBOL_GPL(ds_freeze_local);
+
+/**
+ * ds_thaw_local() - let branch tracing on this CPU go on after a freeze
+ *
+ * When the machine survived (oops_end() without a panic): the hardware
+ * traces for this CPU's consumers again, at once, or when whoever holds it
+ * paused restarts it.
+ *
+ * Context: as ds_freeze_local().
+ */
+void ds_thaw_local(void)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	if (!static_branch_unlikely(&ds_active) || !dc->frozen)
+		return;
+	WRITE_ONCE(dc->frozen, false);
+	barrier();
+	if (!dc->pause)
+		ds_hw_write(ds_wanted(dc));
+}
+EXPORT_SYMBOL_GPL(ds_thaw_local);
+
+/*
+ * The newest @n records of the lone ring consumer the hardware serves
+ * directly: those of its stream, then those of the hardware's ring, which
+ * stays as it is (an NMI never changes the mode).  Context: @dc frozen.
+ */
+static u32 ds_read_last_hw_ring(struct ds_cpu *dc, struct ds_consumer *c,
+				struct bts_record *out, u32 n)
+{
+	const struct bts_record *segs[2];
+	u32 nrs[2], hw, newer, older;
+
+	ds_staging_peek_ring(&dc->staging, (struct ds_bts_area *)dc->ds,
+			     segs, nrs);
+	hw = min(n, nrs[0] + nrs[1]);
+	older = ds_stream_read_last_stopped(&c->stream, out, n - hw);
+	newer = min(hw, nrs[1]);
+	memcpy(out + older, segs[0] + nrs[0] - (hw - newer),
+	       (hw - newer) * sizeof(*out));
+	memcpy(out + older + hw - newer, segs[1] + nrs[1] - newer,
+	       newer * sizeof(*out));
+	return older + hw;
+}
+
+/**
+ * ds_read_last_local() - a per-CPU ring's newest records, on a frozen CPU
+ * @c: a ring consumer of this CPU
+ * @out: room for @n records
+ * @n: how many are wanted
+ *
+ * The crash-time ds_read_last_bts(): first the records this CPU staged go
+ * into its streams, unless the call interrupted the layer with the CPU
+ * paused (a drain, a switch), whose records are then left out; then the
+ * copy, which leaves out a record the interrupted code was writing, and
+ * never waits.  A lone flight recorder whose hardware writes the ring
+ * directly gets its newest records from there, and the CPU stays in that
+ * mode.
+ *
+ * Context: this CPU frozen by ds_freeze_local(), preemption off; any, NMI
+ * included: no locks, no IPI, no sleeping.
+ * Return: the number copied, oldest first, at most the ring's N; 0 for a
+ * consumer that is not a ring of this CPU, or a CPU that is not frozen.
+ */
+u32 ds_read_last_local(struct ds_consumer *c, struct bts_record *out, u32 n)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	if (c->cfg.mode != DS_MODE_RING || c->cfg.task ||
+	    c->cfg.cpu != smp_processor_id() || !READ_ONCE(dc->frozen))
+		return 0;
+	n = min(n, c->stream.size - 1);
+	if (dc->ring == c)
+		return ds_read_last_hw_ring(dc, c, out, n);
+	if (!dc->pause) {
+		/* Paused without ds_pause(): the hardware is off already. */
+		dc->pause++;
+		barrier();
+		ds_drain(dc, dc->owner);
+		barrier();
+		dc->pause--;
+	}
+	return ds_stream_read_last_stopped(&c->stream, out, n);
+}
+EXPORT_SYMBOL_GPL(ds_read_last_local);
 
 /**
  * ds_peek_bts() - copy the oldest records of a continuous consumer's stream

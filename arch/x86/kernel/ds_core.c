@@ -464,6 +464,35 @@ u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 }
 
 /**
+ * ds_stream_read_last_stopped() - copy the newest records of a stopped ring
+ * @s:   the stream, in ring mode
+ * @out: room for @n records
+ * @n:   how many records are wanted
+ *
+ * For a crash dump: the producer does not run, but may have stopped
+ * anywhere, in the middle of a record or of a run (an oops or an NMI on
+ * its CPU).  The slots it may have been writing are left out, and the copy
+ * is never retried, so this never waits for a producer that will not come
+ * back.
+ *
+ * Context: any, NMI included; the producer does not run meanwhile.
+ * Return: the number of records copied to @out, oldest first.
+ */
+u32 ds_stream_read_last_stopped(const struct ds_stream *s,
+				struct bts_record *out, u32 n)
+{
+	u64 head = READ_ONCE(s->head);
+	/* Slots from @head on that a write under way may have begun. */
+	u64 at_risk = max(head + 1, READ_ONCE(s->claim)) - head;
+
+	if (at_risk >= s->size)
+		return 0;
+	n = min_t(u64, n, min_t(u64, head, s->size - at_risk));
+	ds_copy_out(s, out, head - n, n);
+	return n;
+}
+
+/**
  * ds_stream_peek() - copy the oldest records of a continuous stream
  * @s:   the stream
  * @out: room for @n records
@@ -841,18 +870,16 @@ void ds_staging_arm_ring(const struct ds_staging *st, struct ds_bts_area *hw)
 }
 
 /**
- * ds_staging_take_ring() - take what the hardware wrote as a ring
- * @st:   the staging buffer
+ * ds_staging_peek_ring() - what the hardware wrote as a ring, left in place
+ * @st:   the staging buffer, armed by ds_staging_arm_ring()
  * @hw:   the BTS fields of the DS save area
  * @segs: set to the older and the newer run of records
  * @nrs:  set to the number of records in each run
  *
- * Leaves the hardware pointed at an empty sub-buffer, as ds_staging_arm()
- * does; the records stay valid until the hardware writes again.
- *
- * Context: the hardware is not writing (TR or BTS clear).
+ * Context: the hardware is not writing (TR or BTS clear); NMI-safe.
  */
-void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
+void ds_staging_peek_ring(const struct ds_staging *st,
+			  const struct ds_bts_area *hw,
 			  const struct bts_record *segs[2], u32 nrs[2])
 {
 	u64 rec = sizeof(struct bts_record);
@@ -868,6 +895,24 @@ void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
 		 2 * st->nr - index;
 	segs[1] = st->buf;
 	nrs[1] = index;
+}
+
+/**
+ * ds_staging_take_ring() - take what the hardware wrote as a ring
+ * @st:   the staging buffer
+ * @hw:   the BTS fields of the DS save area
+ * @segs: set to the older and the newer run of records
+ * @nrs:  set to the number of records in each run
+ *
+ * Leaves the hardware pointed at an empty sub-buffer, as ds_staging_arm()
+ * does; the records stay valid until the hardware writes again.
+ *
+ * Context: the hardware is not writing (TR or BTS clear).
+ */
+void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
+			  const struct bts_record *segs[2], u32 nrs[2])
+{
+	ds_staging_peek_ring(st, hw, segs, nrs);
 	st->active = 0;
 	ds_staging_arm(st, hw);
 }

@@ -143,6 +143,9 @@ void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw);
 u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
 		    const struct bts_record **recs, bool *overran);
 void ds_staging_arm_ring(const struct ds_staging *st, struct ds_bts_area *hw);
+void ds_staging_peek_ring(const struct ds_staging *st,
+			  const struct ds_bts_area *hw,
+			  const struct bts_record *segs[2], u32 nrs[2]);
 void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
 			  const struct bts_record *segs[2], u32 nrs[2]);
 void ds_staging_ring_append(const struct ds_staging *st,
@@ -158,6 +161,8 @@ void ds_splay(const struct bts_record *rec, unsigned int nr,
 	      struct ds_stream *const *streams, unsigned int nr_streams);
 u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 			u32 n);
+u32 ds_stream_read_last_stopped(const struct ds_stream *s,
+				struct bts_record *out, u32 n);
 u32 ds_stream_peek(const struct ds_stream *s, struct bts_record *out, u32 n);
 void ds_stream_discard(struct ds_stream *s, u32 n);
 u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n);

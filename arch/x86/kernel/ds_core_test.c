@@ -363,6 +363,42 @@ static void ds_test_ring_keeps_last_n(struct kunit *test)
 }
 
 /*
+ * A ring whose producer stopped in the middle of a run (an oops on its
+ * CPU): the crash-time copy leaves out the slots the run claimed, and
+ * returns the newest whole records before them; one stopped between runs
+ * loses nothing but the slot being written.
+ */
+static void ds_test_ring_read_stopped(struct kunit *test)
+{
+	struct bts_record *buf = ds_test_records(test, 8);
+	struct bts_record *in = ds_test_records(test, 20);
+	struct bts_record out[8];
+	struct ds_stream s, *streams[] = { &s };
+	u32 i, n;
+
+	for (i = 0; i < 20; i++)
+		in[i] = (struct bts_record)REC(U(i), U(i + 1));
+	ds_stream_init(&s, buf, 8, DS_PRIV_USER, DS_MODE_RING);
+	ds_splay(in, 20, streams, 1);
+
+	n = ds_stream_read_last_stopped(&s, out, 8);
+	KUNIT_EXPECT_EQ_MSG(test, n, 7, "a ring of 8 slots shows 7 records");
+	ds_test_expect_records(test, "stopped between runs", out, n,
+			       in + 13, 7);
+
+	/* A run of 3 claimed, as ds_ring_put_run() does before it copies. */
+	s.claim = s.head + 3;
+	n = ds_stream_read_last_stopped(&s, out, 8);
+	ds_test_expect_records(test, "stopped in a run of 3", out, n,
+			       in + 15, 5);
+	n = ds_stream_read_last_stopped(&s, out, 2);
+	ds_test_expect_records(test, "the newest 2 only", out, n, in + 18, 2);
+	s.claim = s.head + 8;
+	KUNIT_EXPECT_EQ_MSG(test, ds_stream_read_last_stopped(&s, out, 8), 0,
+			    "a run over the whole ring leaves nothing whole");
+}
+
+/*
  * Records copied with ds_stream_peek() stay in the stream, and keep their
  * slots from the producer, until ds_stream_discard() frees them.
  */
@@ -2216,6 +2252,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_kernel_entry_unseen),
 	KUNIT_CASE(ds_test_batches_split_anywhere),
 	KUNIT_CASE(ds_test_ring_keeps_last_n),
+	KUNIT_CASE(ds_test_ring_read_stopped),
 	KUNIT_CASE(ds_test_continuous_reports_loss),
 	KUNIT_CASE(ds_test_peek_keeps_records),
 	KUNIT_CASE(ds_test_continuous_keeps_everything),

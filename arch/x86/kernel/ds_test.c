@@ -450,12 +450,148 @@ static void ds_test_markers(struct kunit *test)
 				      want[i].from, want[i].to, want[i].flags);
 }
 
+/* Called only before, and only after, a freeze: their records tell. */
+static noinline void ds_test_before_freeze(void)
+{
+	barrier();
+}
+
+static noinline void ds_test_after_freeze(void)
+{
+	barrier();
+}
+
+/* Records in @r that enter @fn. */
+static unsigned int ds_test_calls(const struct bts_record *r, u32 n,
+				  void (*fn)(void))
+{
+	unsigned int i, calls = 0;
+
+	for (i = 0; i < n; i++)
+		calls += r[i].to == (u64)(unsigned long)fn;
+	return calls;
+}
+
+/* What ds_test_freeze_steps() found, @paused: frozen inside a pause. */
+struct ds_test_freeze {
+	struct ds_consumer	*ring;
+	bool			paused;
+	u64			frozen_bits[3];
+	u64			thawed_bits;
+	bool			staged_left;
+	bool			hw_ring[2];
+	struct bts_record	*out;
+	u32			n;
+};
+
+/* Context: IPI, on the ring's CPU. */
+static void ds_test_freeze_steps(void *p)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_test_freeze *t = p;
+
+	ds_test_before_freeze();
+	if (t->paused)
+		ds_pause(dc);
+	t->hw_ring[0] = dc->ring == t->ring;
+	ds_freeze_local();
+	t->frozen_bits[0] = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	ds_test_after_freeze();
+	if (!t->paused) {
+		/* A switch or a sync would pause and restart; an NMI hold. */
+		ds_pause(dc);
+		ds_unpause(dc);
+		t->frozen_bits[1] = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+		ds_test_nmi_handlers();
+		t->frozen_bits[2] = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	}
+	t->n = ds_read_last_local(t->ring, t->out, 256);
+	t->staged_left = dc->ds->bts_index != dc->ds->bts_buffer_base;
+	t->hw_ring[1] = dc->ring == t->ring;
+	ds_thaw_local();
+	if (t->paused)
+		ds_unpause(dc);
+	t->thawed_bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+}
+
+/*
+ * The crash-dump path: a frozen CPU traces nothing, whatever pauses,
+ * restarts or NMIs come, and its ring's last records end right before the
+ * freeze; a thaw restarts tracing.  A kernel-only ring goes through the
+ * staging buffer: the read drains what was staged, but frozen inside a
+ * pause (an oops in the middle of a drain) it leaves the staged records
+ * alone and does not wait.  A lone ring of both sides is the hardware's
+ * own ring: the read takes its newest records from there, paused or not,
+ * and the CPU stays in that mode.
+ */
+static void ds_test_freeze_one(struct kunit *test, enum ds_priv priv)
+{
+	int allowed = ds_kernel_recording, cpu, i;
+	bool hw_ring = priv == DS_PRIV_ALL;
+	struct ds_test_freeze t = { };
+	unsigned int before, after;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	t.out = kunit_kcalloc(test, 256, sizeof(*t.out), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t.out);
+	cpu = cpumask_first(cpu_online_mask);
+	/* Kernel-mode records: this CPU's kernel code is what it traces. */
+	WRITE_ONCE(ds_kernel_recording, 1);
+	t.ring = ds_test_request(test, cpu, priv, DS_MODE_RING, 0);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+
+	for (i = 0; i < 2; i++) {
+		t.paused = i;
+		smp_call_function_single(cpu, ds_test_freeze_steps, &t, 1);
+		before = ds_test_calls(t.out, t.n, ds_test_before_freeze);
+		after = ds_test_calls(t.out, t.n, ds_test_after_freeze);
+		KUNIT_EXPECT_EQ_MSG(test, t.frozen_bits[0], 0,
+				    "frozen (paused %d): DEBUGCTL %#llx", i,
+				    t.frozen_bits[0]);
+		KUNIT_EXPECT_NE_MSG(test, t.thawed_bits, 0,
+				    "thawed (paused %d): the hardware traces",
+				    i);
+		KUNIT_EXPECT_EQ_MSG(test, after, 0,
+				    "records after the freeze (paused %d)", i);
+		KUNIT_EXPECT_EQ_MSG(test, t.hw_ring[0] && t.hw_ring[1],
+				    hw_ring,
+				    "the hardware's ring before and after the read (paused %d)",
+				    i);
+		if (hw_ring || !i) {
+			KUNIT_EXPECT_EQ_MSG(test, before, 1,
+					    "the call right before the freeze is in the ring (paused %d)",
+					    i);
+		}
+		if (!hw_ring) {
+			KUNIT_EXPECT_EQ_MSG(test, t.staged_left, i,
+					    "staged records left (paused %d)",
+					    i);
+		}
+	}
+	ds_release_bts(t.ring);
+	KUNIT_EXPECT_EQ_MSG(test, t.frozen_bits[1] | t.frozen_bits[2], 0,
+			    "a pause and an NMI restarted a frozen CPU");
+}
+
+static void ds_test_freeze(struct kunit *test)
+{
+	ds_test_freeze_one(test, DS_PRIV_KERNEL);
+}
+
+static void ds_test_freeze_hw_ring(struct kunit *test)
+{
+	ds_test_freeze_one(test, DS_PRIV_ALL);
+}
+
 static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
 	KUNIT_CASE(ds_test_owed_pmi),
 	KUNIT_CASE(ds_test_late_handler),
 	KUNIT_CASE(ds_test_resume_migrating),
 	KUNIT_CASE(ds_test_markers),
+	KUNIT_CASE(ds_test_freeze),
+	KUNIT_CASE(ds_test_freeze_hw_ring),
 	{}
 };
 
