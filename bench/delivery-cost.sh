@@ -54,12 +54,8 @@ gcc -static -no-pie -O2 -Wall -o "$out/workload" "$here/workload.c"
 gcc -static -O2 -Wall -o "$out/mark" "$here/mark.c"
 gcc -O2 -Wall -I"$repo/include/uapi" -o "$out/rawcheck" \
 	"$repo/tests/bts-dump/rawcheck.c"
-if [ "$out/libinsn-marks.so" -ot "$here/insn-marks.c" ]; then
-	read -ra glib <<<"$(pkg-config --cflags glib-2.0)"
-	gcc -shared -fPIC -O2 -Wall \
-		-I"$repo/build/qemu/src/include/qemu" "${glib[@]}" \
-		-o "$out/libinsn-marks.so" "$here/insn-marks.c"
-fi
+"$here/build-plugin.sh" "$here/insn-marks.c" "$out/libinsn-marks.so" \
+	"$repo/build/qemu/src/include/qemu"
 
 results="$out/results"
 rm -rf "$results"

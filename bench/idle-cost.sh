@@ -75,12 +75,8 @@ if [ "$out/idle-cost" -ot "$here/idle-cost.c" ]; then
 	gcc -static -O2 -Wall -I"$repo/include/uapi" -o "$out/idle-cost" \
 		"$here/idle-cost.c"
 fi
-if [ "$out/libinsn-marks.so" -ot "$here/insn-marks.c" ]; then
-	read -ra glib <<<"$(pkg-config --cflags glib-2.0)"
-	gcc -shared -fPIC -O2 -Wall \
-		-I"$repo/build/qemu/src/include/qemu" "${glib[@]}" \
-		-o "$out/libinsn-marks.so" "$here/insn-marks.c"
-fi
+"$here/build-plugin.sh" "$here/insn-marks.c" "$out/libinsn-marks.so" \
+	"$repo/build/qemu/src/include/qemu"
 
 results="$out/results"
 rm -rf "$results"

@@ -84,12 +84,8 @@ done
 if [ "$out/workload" -ot "$here/workload.c" ]; then
 	gcc -static -no-pie -O2 -Wall -o "$out/workload" "$here/workload.c"
 fi
-if [ "$out/libinsn-range.so" -ot "$here/insn-range.c" ]; then
-	read -ra glib <<<"$(pkg-config --cflags glib-2.0)"
-	gcc -shared -fPIC -O2 -Wall \
-		-I"$out/qemu-stock/src/include/qemu" "${glib[@]}" \
-		-o "$out/libinsn-range.so" "$here/insn-range.c"
-fi
+"$here/build-plugin.sh" "$here/insn-range.c" "$out/libinsn-range.so" \
+	"$out/qemu-stock/src/include/qemu"
 if [ "$out/oracle" -ot "$repo/tests/bts/oracle.c" ]; then
 	gcc -O2 -Wall -o "$out/oracle" "$repo/tests/bts/oracle.c" -lcapstone
 fi
