@@ -166,10 +166,13 @@ EOF
 busy=$!
 
 # The storms: per-CPU consumers on both CPUs, per-task ones on the threads,
-# the exec chain and the forking shell.
+# the exec chain and the forking shell.  Each storm's first target lives
+# as long as the storms do: under the debug kernel with every branch
+# traced a storm may only get a few attempts in, and "never attached"
+# must not depend on a short-lived thread's luck.
 storm c cpu=0 cpu=1 &
 storms=($!)
-storm t "threads=$threads" "threads=$threads" "child=$execs" "task=$forks" &
+storm t "task=$forks" "threads=$threads" "threads=$threads" "child=$execs" &
 storms+=($!)
 storm u cpu=1 "threads=$threads" &
 storms+=($!)
@@ -427,7 +430,8 @@ stuck_release()
 		stuck_state >/dev/null && break
 		sleep 0.2
 	done
-	read -r pid state < <(stuck_state)
+	# No process substitution: the guest has no /dev/fd.
+	read -r pid state <<<"$(stuck_state)"
 	echo "busy ${pid:-?} in state ${state:-?}, throttled $(status stuck throttled)"
 	stuck_state >/dev/null || return 1
 	echo "release stuck" >$D/control || return 1
