@@ -20,6 +20,8 @@
 #                   a process of one's own, and to one of root's
 #   abi/*           BUILD/abi (abi.c), the ABI rules of /dev/bts, as root
 #                   and as the unprivileged user
+#   maps/nobody     BUILD/maps (maps.c), the address-space annotations
+#                   of a traced child, as the unprivileged user
 #   lossless/*      bts-dump --progress of BUILD/progs/spin (10^7
 #                   branches) in raw format, counted in the VM (rawcheck)
 #   slow/SLOW_PROG  BUILD/slowread (slowread.c), a lossless trace read
@@ -162,6 +164,8 @@ step abi/nobody "${as_nobody[@]}" timeout 120 "$build/abi" "$root" \
 	/usr/bin/mount
 kill "$root"
 wait "$own" "$root"
+dir maps || exit 125
+step maps/nobody "${as_nobody[@]}" timeout 120 "$build/maps"
 
 # Lossless: ten million branches, every one kept, counted here (the raw
 # file is 240 MB: the VM's memory, not the shared folder, holds it).

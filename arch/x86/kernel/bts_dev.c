@@ -853,7 +853,8 @@ static int bts_dev_release(struct inode *inode, struct file *file)
 
 static int bts_check_attach(const struct bts_attach *a)
 {
-	if (a->flags & ~(BTS_ATTACH_INHERIT | BTS_ATTACH_LOSSLESS))
+	if (a->flags & ~(BTS_ATTACH_INHERIT | BTS_ATTACH_LOSSLESS |
+			 BTS_ATTACH_MAPS))
 		return -EINVAL;
 	if (a->mode != BTS_MODE_CONTINUOUS && a->mode != BTS_MODE_RING)
 		return -EINVAL;
@@ -888,6 +889,8 @@ static int bts_attach_task(struct bts_file *f, struct task_struct *task)
 		cfg.flags |= DS_BTS_INHERIT;
 	if (f->attach.flags & BTS_ATTACH_LOSSLESS)
 		cfg.flags |= DS_BTS_LOSSLESS;
+	if (f->attach.flags & BTS_ATTACH_MAPS)
+		cfg.flags |= DS_BTS_MAPS;
 	/* Kernel threads never run in user mode. */
 	if (task->flags & PF_KTHREAD)
 		return -EINVAL;

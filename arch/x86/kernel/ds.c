@@ -59,6 +59,7 @@
 #include <asm/trapnr.h>
 
 #include "ds_core.h"
+#include "ds_layer.h"
 
 /* Records per staging sub-buffer: half the cpu_entry_area slot. */
 #define DS_STAGING_RECORDS	(DS_STAGING_SIZE / sizeof(struct bts_record) / 2)
@@ -982,6 +983,49 @@ static unsigned int ds_marker_records(const struct ds_marker *m,
 	return nr + 1;
 }
 
+/*
+ * Whether a stream of the current task or of this CPU takes what @flag
+ * asks for.  Context: interrupts off.
+ */
+static bool ds_taken_here(struct ds_cpu *dc, u32 flag)
+{
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	unsigned int i, n;
+
+	n = dc->armed ? ds_streams(dc, current, cons) : 0;
+	for (i = 0; i < n; i++)
+		if (cons[i]->cfg.flags & flag)
+			return true;
+	return false;
+}
+
+/* Consumers that take address-space changes (DS_BTS_MAPS). */
+static atomic_t ds_nr_maps;
+
+bool ds_maps_wanted(void)
+{
+	return static_branch_unlikely(&ds_active) && atomic_read(&ds_nr_maps);
+}
+
+/*
+ * Stage an annotation that the streams asking for @flag's records take
+ * (ds_splay() leaves it out of the others), where the hardware writes its
+ * next record on this CPU: it follows every branch the current task took
+ * before and precedes every later one.  Only if such a stream is here.
+ */
+void ds_append_optional(const struct bts_record *rec, unsigned int nr,
+			u32 flag)
+{
+	unsigned long irqf;
+	struct ds_cpu *dc;
+
+	local_irq_save(irqf);
+	dc = this_cpu_ptr(&ds_cpu);
+	if (ds_taken_here(dc, flag))
+		ds_stage(dc, rec, nr);
+	local_irq_restore(irqf);
+}
+
 /**
  * ds_append_marker() - put an application's event into the branch traces
  * @m: the event
@@ -998,23 +1042,16 @@ static unsigned int ds_marker_records(const struct ds_marker *m,
 void ds_append_marker(const struct ds_marker *m)
 {
 	struct bts_record rec[BTS_MARKER_PAYLOAD_MAX / 16 + 1];
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
-	struct ds_cpu *dc;
 	unsigned long irqf;
-	unsigned int i, n, nr;
+	struct ds_cpu *dc;
 
 	if (!static_branch_unlikely(&ds_active))
 		return;
 	local_irq_save(irqf);
 	dc = this_cpu_ptr(&ds_cpu);
-	n = dc->armed ? ds_streams(dc, current, cons) : 0;
-	for (i = 0; i < n && !(cons[i]->cfg.flags & DS_BTS_MARKERS); i++)
-		;
 	/* Built only for a stream that takes it: the write path is hot. */
-	if (i < n) {
-		nr = ds_marker_records(m, rec);
-		ds_stage(dc, rec, nr);
-	}
+	if (ds_taken_here(dc, DS_BTS_MARKERS))
+		ds_stage(dc, rec, ds_marker_records(m, rec));
 	local_irq_restore(irqf);
 }
 EXPORT_SYMBOL_GPL(ds_append_marker);
@@ -1257,6 +1294,8 @@ static void ds_consumer_put(struct ds_consumer *c)
 		return;
 	if (c->cfg.task)
 		put_task_struct(c->cfg.task);
+	if (c->stream.maps)
+		atomic_dec(&ds_nr_maps);
 	kvfree(c->stream.buf);
 	kfree(c);
 }
@@ -1594,7 +1633,7 @@ static int ds_check_config(const struct ds_bts_config *cfg)
 	if (cfg->mode != DS_MODE_RING && cfg->mode != DS_MODE_CONTINUOUS)
 		return -EINVAL;
 	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED | DS_BTS_INHERIT |
-			   DS_BTS_MARKERS))
+			   DS_BTS_MARKERS | DS_BTS_MAPS))
 		return -EINVAL;
 	if ((cfg->flags & DS_BTS_INHERIT) &&
 	    (!cfg->task || !cfg->ops || !cfg->ops->task_fork))
@@ -1673,6 +1712,9 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	ds_stream_init(&c->stream, c->stream.buf, slots, cfg->priv,
 		       cfg->mode);
 	c->stream.markers = cfg->flags & DS_BTS_MARKERS;
+	c->stream.maps = cfg->flags & DS_BTS_MAPS;
+	if (c->stream.maps)
+		atomic_inc(&ds_nr_maps);
 	/* A hard irq_work: the callback's context is the same with RT. */
 	c->notify = IRQ_WORK_INIT_HARD(ds_notify_fn);
 	init_waitqueue_head(&c->wait);

@@ -232,26 +232,45 @@ static inline bool ds_staged_kernel_time(u64 from)
 		 BTS_DETAIL_TYPE(from) == BTS_PSEUDO_KERNEL));
 }
 
-/* A marker ds.c staged for the streams that take markers, or its detail. */
-static inline bool ds_staged_marker(u64 from)
+/*
+ * An annotation ds.c staged only for the streams that asked for its kind:
+ * a marker or an address-space change, or a detail of one.
+ */
+static inline bool ds_staged_optional(u64 from)
 {
-	return BTS_RECORD_IS_PSEUDO(from) &&
-	       (BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_MARKER ||
-		(BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_DETAIL &&
-		 BTS_DETAIL_TYPE(from) == BTS_PSEUDO_MARKER));
+	u32 type;
+
+	if (!BTS_RECORD_IS_PSEUDO(from))
+		return false;
+	type = BTS_PSEUDO_TYPE(from);
+	if (type == BTS_PSEUDO_DETAIL)
+		type = BTS_DETAIL_TYPE(from);
+	return type == BTS_PSEUDO_MARKER || type == BTS_PSEUDO_MAP;
+}
+
+/* Whether @s asked for the staged annotation @from (ds_staged_optional()). */
+static inline bool ds_takes_optional(const struct ds_stream *s, u64 from)
+{
+	u32 type = BTS_PSEUDO_TYPE(from);
+
+	if (type == BTS_PSEUDO_DETAIL)
+		type = BTS_DETAIL_TYPE(from);
+	return type == BTS_PSEUDO_MARKER ? s->markers : s->maps;
 }
 
 /*
  * A staged record for a user-only stream.  A KERNEL record's ends came from
  * registers user mode may have set (a sigreturn frame), a marker's address
  * from the writer's registers likewise: a kernel-half address is no user
- * address, and shows as "not seen".  Details hold numbers and the
+ * address, and shows as "not seen".  A MAP record's range is the user's
+ * own, checked the same way.  Details hold numbers, names and the
  * application's own data.
  */
 static void ds_put_staged_user(struct ds_stream *s, const struct bts_record *r)
 {
 	switch (BTS_PSEUDO_TYPE(r->from)) {
 	case BTS_PSEUDO_KERNEL:
+	case BTS_PSEUDO_MAP:
 		ds_put(s, r->from, ds_user_addr(r->to), ds_user_addr(r->flags));
 		break;
 	case BTS_PSEUDO_MARKER:
@@ -265,7 +284,7 @@ static void ds_put_staged_user(struct ds_stream *s, const struct bts_record *r)
 
 /*
  * The user-to-user records, the records of kernel time ds.c staged, and
- * the staged markers if the stream takes them.
+ * the staged markers and address-space changes if the stream takes them.
  */
 static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 			  unsigned int nr)
@@ -283,7 +302,8 @@ static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 			continue;
 		}
 		if (ds_staged_kernel_time(r->from) ||
-		    (s->markers && ds_staged_marker(r->from)))
+		    (ds_staged_optional(r->from) &&
+		     ds_takes_optional(s, r->from)))
 			ds_put_staged_user(s, r);
 	}
 }
@@ -305,7 +325,8 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 
 		/* Staged kernel time is for user-only streams. */
 		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from))) {
-			if (s->markers && ds_staged_marker(r->from))
+			if (ds_staged_optional(r->from) &&
+			    ds_takes_optional(s, r->from))
 				ds_put(s, r->from, r->to, r->flags);
 			continue;
 		}
@@ -336,12 +357,13 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 /*
  * Whether a stream of both sides leaves out a staged record: a task's
  * user-only streams' KERNEL records stand for crossings this stream has as
- * they happened, and markers are for the streams that take them.
+ * they happened, and markers and address-space changes are for the streams
+ * that take them.
  */
 static inline bool ds_all_skips(const struct ds_stream *s, u64 from)
 {
 	return ds_staged_kernel_time(from) ||
-	       (!s->markers && ds_staged_marker(from));
+	       (ds_staged_optional(from) && !ds_takes_optional(s, from));
 }
 
 static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
@@ -384,7 +406,8 @@ static void ds_put_lost(struct ds_stream *s)
  * other side; a kernel-only stream remembers it for the next batch.  Of
  * the pseudo-records among @rec, BTS_PSEUDO_KERNEL and its detail go to
  * user-only streams only, BTS_PSEUDO_MARKER and its details to the streams
- * that take markers (@markers), the others (a hardware ring's SWITCH
+ * that take markers (@markers), BTS_PSEUDO_MAP and its details to those
+ * that take address-space changes (@maps), the others (a hardware ring's SWITCH
  * records) to streams of both sides.  A call with no records just reports
  * pending losses of streams that have room again.
  *

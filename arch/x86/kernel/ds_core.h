@@ -35,6 +35,8 @@
  * @mode: enum ds_mode
  * @markers: the stream takes the markers ds.c stages (BTS_PSEUDO_MARKER
  *	and its details); its owner sets it before the stream is in use
+ * @maps: likewise for the address-space changes ds.c stages
+ *	(BTS_PSEUDO_MAP and its details)
  * @pos: the producer's next slot, @head % @size
  * @head: records ever written, including pseudo-records; written by the
  *	producer only (release), so buf[(head - 1) % size] is the newest
@@ -54,6 +56,7 @@ struct ds_stream {
 	u8			priv;
 	u8			mode;
 	bool			markers;
+	bool			maps;
 	bool			away;
 	u32			pos;
 	u64			head;

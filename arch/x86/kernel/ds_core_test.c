@@ -622,56 +622,70 @@ static void ds_test_no_address_leaks(struct kunit *test)
 	       BTS_MARKER_ARG(BTS_MARKER_USER_EVENT, 0, 20), addr,	\
 	       (7ULL << 32) | 42)
 
+/* An executable mapping as ds.c stages it: file, build ID, name, record. */
+#define MAP_DETAIL(layout, i, lo, hi)					\
+	PSEUDO(BTS_PSEUDO_DETAIL,					\
+	       BTS_DETAIL_ARG(BTS_PSEUDO_MAP, layout, i), lo, hi)
+#define MAP(event, start, end)						\
+	PSEUDO(BTS_PSEUDO_MAP, BTS_MAP_ARG(event, 0, 20), start, end)
+
+/* What a stream asks for: markers, address-space changes. */
+#define TAKES_MARKERS	BIT(0)
+#define TAKES_MAPS	BIT(1)
+
 /*
- * Splay ds_test_trace with @marker staged after its first @cut records
- * into a stream of @priv that takes markers, or not.  It must hold what
- * it makes of the trace without the marker, with the marker (as @shown)
- * between what it makes of the records before the cut and after it if it
- * takes markers.
+ * Splay ds_test_trace with @staged (an annotation of the kind @kind)
+ * staged after its first @cut records into a stream of @priv that takes
+ * @takes.  It must hold what it makes of the trace without the
+ * annotation, with the annotation (as @shown) between what it makes of the
+ * records before the cut and after it if it takes that kind.
  */
-static void ds_test_marker_at(struct kunit *test, struct bts_record *room,
-			      enum ds_priv priv, bool markers, unsigned int cut,
-			      const struct bts_record *marker,
+static void ds_test_staged_at(struct kunit *test, struct bts_record *room,
+			      enum ds_priv priv, unsigned int takes,
+			      unsigned int cut, unsigned int kind,
+			      const struct bts_record *staged,
 			      const struct bts_record *shown,
-			      unsigned int nr_marker)
+			      unsigned int nr_staged)
 {
 	const unsigned int nr = ARRAY_SIZE(ds_test_trace);
 	struct bts_record *in = room, *out = room + DS_TEST_MAX;
 	struct bts_record *want = room + 2 * DS_TEST_MAX;
 	struct bts_record *buf = room + 3 * DS_TEST_MAX;
 	struct ds_stream s, *streams[] = { &s };
-	char what[64];
+	char what[80];
 	u32 n, n_want;
 
 	memcpy(in, ds_test_trace, cut * sizeof(*in));
-	memcpy(in + cut, marker, nr_marker * sizeof(*in));
-	memcpy(in + cut + nr_marker, ds_test_trace + cut,
+	memcpy(in + cut, staged, nr_staged * sizeof(*in));
+	memcpy(in + cut + nr_staged, ds_test_trace + cut,
 	       (nr - cut) * sizeof(*in));
 
-	/* The trace without the marker, in two batches split at the cut. */
+	/* The trace without the annotation, in two batches split at the cut. */
 	ds_stream_init(&s, buf, DS_TEST_MAX, priv, DS_MODE_CONTINUOUS);
 	ds_splay(ds_test_trace, cut, streams, 1);
 	n_want = ds_stream_consume(&s, want, DS_TEST_MAX);
-	if (markers) {
-		memcpy(want + n_want, shown, nr_marker * sizeof(*want));
-		n_want += nr_marker;
+	if (takes & kind) {
+		memcpy(want + n_want, shown, nr_staged * sizeof(*want));
+		n_want += nr_staged;
 	}
 	ds_splay(ds_test_trace + cut, nr - cut, streams, 1);
 	n_want += ds_stream_consume(&s, want + n_want, DS_TEST_MAX - n_want);
 
 	ds_stream_init(&s, buf, DS_TEST_MAX, priv, DS_MODE_CONTINUOUS);
-	s.markers = markers;
-	ds_splay(in, nr + nr_marker, streams, 1);
+	s.markers = takes & TAKES_MARKERS;
+	s.maps = takes & TAKES_MAPS;
+	ds_splay(in, nr + nr_staged, streams, 1);
 	n = ds_stream_consume(&s, out, DS_TEST_MAX);
-	snprintf(what, sizeof(what), "priv %d, markers %d, marker after %u",
-		 priv, markers, cut);
+	snprintf(what, sizeof(what), "priv %d, takes %#x, kind %#x after %u",
+		 priv, takes, kind, cut);
 	ds_test_expect_records(test, what, out, n, want, n_want);
 }
 
 /*
- * A staged marker and its details reach the streams that take markers,
- * of every kind, exactly where they were staged, and no other stream; a
- * user-only stream gets no kernel address from one.
+ * A staged marker or address-space change, with its details, reaches the
+ * streams that take its kind, of every privilege, exactly where it was
+ * staged, and no other stream; a user-only stream gets no kernel address
+ * from one.
  */
 static void ds_test_staged_markers(struct kunit *test)
 {
@@ -689,8 +703,26 @@ static void ds_test_staged_markers(struct kunit *test)
 	static const struct bts_record wild_user[] = {
 		MARKER(0),
 	};
+	static const struct bts_record map[] = {
+		MAP_DETAIL(BTS_DETAIL_MAP_FILE, 0, 0x2000, 1234),
+		MAP_DETAIL(BTS_DETAIL_MAP_FILE, 1, 8ULL << 32 | 1, 1700000000),
+		MAP_DETAIL(BTS_DETAIL_MAP_BUILD_ID, 0, 0x0706050403020100ULL,
+			   0x0f0e0d0c0b0a0908ULL),
+		MAP_DETAIL(BTS_DETAIL_MAP_BUILD_ID, 1, 0x13121110ULL, 0),
+		MAP_DETAIL(BTS_DETAIL_MAP_NAME, 0, 0x62696c2f7273752fULL,
+			   0x6f732e6f6f662fULL),
+		MAP(BTS_MAP_MMAP, U(0x10000), U(0x20000)),
+		MAP(BTS_MAP_MUNMAP, U(0x10000), U(0x20000)),
+		MAP(BTS_MAP_EXEC, 0, 0),
+	};
+	static const struct bts_record wild_map[] = {
+		MAP(BTS_MAP_MMAP, K(0x10000), K(0x20000)),
+	};
+	static const struct bts_record wild_map_user[] = {
+		MAP(BTS_MAP_MMAP, 0, 0),
+	};
 	struct bts_record *room = ds_test_records(test, 4 * DS_TEST_MAX);
-	unsigned int i, cut, markers;
+	unsigned int i, cut, takes;
 
 	for (i = 0; i < ARRAY_SIZE(privs); i++) {
 		for (cut = 0; cut <= ARRAY_SIZE(ds_test_trace); cut++) {
@@ -699,14 +731,23 @@ static void ds_test_staged_markers(struct kunit *test)
 			    BTS_PSEUDO_DETAIL &&
 			    BTS_RECORD_IS_PSEUDO(ds_test_trace[cut - 1].from))
 				continue;
-			for (markers = 0; markers < 2; markers++)
-				ds_test_marker_at(test, room, privs[i], markers,
-						  cut,
-						  marker, marker,
-						  ARRAY_SIZE(marker));
-			ds_test_marker_at(test, room, privs[i], true, cut, wild,
+			for (takes = 0; takes < 4; takes++) {
+				ds_test_staged_at(test, room, privs[i], takes,
+						  cut, TAKES_MARKERS, marker,
+						  marker, ARRAY_SIZE(marker));
+				ds_test_staged_at(test, room, privs[i], takes,
+						  cut, TAKES_MAPS, map, map,
+						  ARRAY_SIZE(map));
+			}
+			ds_test_staged_at(test, room, privs[i], TAKES_MARKERS,
+					  cut, TAKES_MARKERS, wild,
 					  privs[i] == DS_PRIV_USER ? wild_user :
 					  wild, ARRAY_SIZE(wild));
+			ds_test_staged_at(test, room, privs[i], TAKES_MAPS,
+					  cut, TAKES_MAPS, wild_map,
+					  privs[i] == DS_PRIV_USER ?
+					  wild_map_user : wild_map,
+					  ARRAY_SIZE(wild_map));
 		}
 	}
 }

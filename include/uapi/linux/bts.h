@@ -105,6 +105,15 @@ struct bts_record {
  *	ignores a detail whose layout it does not know, and one that the
  *	named type does not follow (the front of a ring may cut a record
  *	from its details).
+ * @BTS_PSEUDO_MAP: in a stream that asked for them, the thread's address
+ *	space changed here: the branches before ran in the old one, those
+ *	after in the new.  The argument is enum bts_map_event in bits 7..0,
+ *	BTS_MAP_* flags in bits 15..8 and the length in bytes of the build
+ *	ID in bits 23..16 (0: none).  For BTS_MAP_MMAP and BTS_MAP_MUNMAP,
+ *	@to is the range's first address and @flags the address past its
+ *	end.  A BTS_MAP_MMAP record comes after its details: the file
+ *	(BTS_DETAIL_MAP_FILE), its build ID (BTS_DETAIL_MAP_BUILD_ID) and its
+ *	name (BTS_DETAIL_MAP_NAME).
  */
 enum bts_pseudo_type {
 	BTS_PSEUDO_KERNEL	= 1,
@@ -114,6 +123,7 @@ enum bts_pseudo_type {
 	BTS_PSEUDO_SWITCH	= 5,
 	BTS_PSEUDO_THREAD	= 6,
 	BTS_PSEUDO_DETAIL	= 7,
+	BTS_PSEUDO_MAP		= 8,
 };
 
 /*
@@ -142,11 +152,64 @@ enum bts_pseudo_type {
  *	index (0 for bytes 0..15, 1 for 16..31, ...); @to holds the first
  *	eight bytes and @flags the next eight, in memory order (as
  *	little-endian numbers); bytes past the marker's length are zero.
+ * @BTS_DETAIL_MAP_FILE: before a BTS_PSEUDO_MAP record of a file's
+ *	mapping, the file, in two parts; the layout's value is the part.
+ *	Part 0: @to is the file offset, in bytes, that the mapping's first
+ *	address shows, and @flags the file's inode number.  Part 1: @to is
+ *	the device the file is on, its major number in bits 63..32 and its
+ *	minor number in bits 31..0, and @flags the file's modification time
+ *	in nanoseconds since the epoch.  Inode and device are those
+ *	/proc/PID/maps shows (on overlayfs, stat() shows the backing file's
+ *	device).  A reader checks a file it opens by name against them.
+ * @BTS_DETAIL_MAP_BUILD_ID: before a BTS_PSEUDO_MAP record, 16 bytes of
+ *	the file's build ID (its ELF NT_GNU_BUILD_ID note) each, as
+ *	BTS_DETAIL_MARKER_PAYLOAD holds a payload; the record's argument
+ *	says how many bytes there are.
+ * @BTS_DETAIL_MAP_NAME: before a BTS_PSEUDO_MAP record, 16 bytes of the
+ *	file's path each, as /proc/PID/maps shows it, as
+ *	BTS_DETAIL_MARKER_PAYLOAD holds a payload: the path ends at the first
+ *	zero byte or after the last detail.  At most BTS_MAP_NAME_MAX bytes;
+ *	a longer path is left out and the record says BTS_MAP_NAME_UNKNOWN.
  */
 enum bts_detail_layout {
 	BTS_DETAIL_KERNEL_ENTRY		= 0,
 	BTS_DETAIL_MARKER_PAYLOAD	= 1,
+	BTS_DETAIL_MAP_FILE		= 2,
+	BTS_DETAIL_MAP_BUILD_ID		= 3,
+	BTS_DETAIL_MAP_NAME		= 4,
 };
+
+/**
+ * enum bts_map_event - what changed in a BTS_PSEUDO_MAP record
+ * @BTS_MAP_EXEC: the thread executed a new program: every mapping of the
+ *	old address space is gone.  The new program's mappings follow, each
+ *	in its own record.  @to and @flags are 0.
+ * @BTS_MAP_MMAP: the range is executable now, and shows a file (or, with
+ *	BTS_MAP_ANONYMOUS, code the process writes itself, or the kernel's
+ *	vDSO); it replaces whatever the range showed before.  An executable
+ *	mapping made executable again (mprotect()) gets a record again.
+ * @BTS_MAP_MUNMAP: nothing executable is left in the range.
+ */
+enum bts_map_event {
+	BTS_MAP_EXEC	= 1,
+	BTS_MAP_MMAP	= 2,
+	BTS_MAP_MUNMAP	= 3,
+};
+
+/* BTS_PSEUDO_MAP flags: the mapping shows no file (JIT code, the vDSO). */
+#define BTS_MAP_ANONYMOUS	(1U << 0)
+/* The file's path was longer than BTS_MAP_NAME_MAX, or had none: no name. */
+#define BTS_MAP_NAME_UNKNOWN	(1U << 1)
+/* The most bytes of a path a BTS_PSEUDO_MAP record carries, with its zero. */
+#define BTS_MAP_NAME_MAX	256
+/* The most bytes of a build ID. */
+#define BTS_MAP_BUILD_ID_MAX	20
+
+#define BTS_MAP_ARG(event, flags, build_id_len)				\
+	BTS_ARG_BYTES(event, flags, build_id_len)
+#define BTS_MAP_EVENT(from)	(BTS_PSEUDO_ARG(from) & 0xff)
+#define BTS_MAP_FLAGS(from)	((BTS_PSEUDO_ARG(from) >> 8) & 0xff)
+#define BTS_MAP_BUILD_ID_LEN(from)	((BTS_PSEUDO_ARG(from) >> 16) & 0xff)
 
 /**
  * enum bts_marker_source - who wrote a BTS_PSEUDO_MARKER
@@ -265,6 +328,12 @@ enum bts_attach_mode {
  * user mode, until the reader has made room, rather than lose records.
  */
 #define BTS_ATTACH_LOSSLESS	(1U << 1)
+/*
+ * BTS_PSEUDO_MAP records in each thread's stream: its program's executable
+ * mappings, as they come and go, so a reader symbolizes each branch with
+ * the file that was mapped when it ran.
+ */
+#define BTS_ATTACH_MAPS		(1U << 2)
 
 /**
  * struct bts_attach - BTS_IOC_ATTACH's argument

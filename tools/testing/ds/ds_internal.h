@@ -20,6 +20,7 @@ typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int64_t s64;
 
+#define BIT(n)		(1UL << (n))
 #define BIT_ULL(n)	(1ULL << (n))
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)

@@ -75,6 +75,8 @@ struct ds_bts_ops {
 #define DS_BTS_INHERIT		BIT(2)
 /* Take the markers ds_append_marker() puts into the trace. */
 #define DS_BTS_MARKERS		BIT(3)
+/* Take the task's address-space changes (BTS_PSEUDO_MAP), see ds_maps.c. */
+#define DS_BTS_MAPS		BIT(4)
 
 /**
  * struct ds_marker - an application's event, for ds_append_marker()
@@ -184,6 +186,7 @@ void __ds_nmi_enter(void);
 void __ds_nmi_exit(void);
 void ds_exit_thread(struct task_struct *tsk);
 void ds_fork_thread(struct task_struct *child);
+void ds_exec_mapped(void);
 
 /* Nothing on the context switch path unless a consumer exists. */
 static __always_inline void ds_switch_to(struct task_struct *prev,
@@ -227,6 +230,7 @@ static inline void ds_nmi_enter(void) { }
 static inline void ds_nmi_exit(void) { }
 static inline void ds_exit_thread(struct task_struct *tsk) { }
 static inline void ds_fork_thread(struct task_struct *child) { }
+static inline void ds_exec_mapped(void) { }
 
 /* Without the layer, perf's PEBS code still needs the save area. */
 static inline struct debug_store *ds_area(int cpu)
