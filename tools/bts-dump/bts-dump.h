@@ -74,6 +74,7 @@ struct mapset {
 
 void mapset_parse(const char *text, size_t len, struct mapset *out);
 bool mapset_merge(struct mapset *ms, struct mapset *snap);
+bool mapset_remove(struct mapset *ms, u64 start, u64 end);
 void mapset_copy(struct mapset *dst, const struct mapset *src);
 const struct mapping *mapset_find(const struct mapset *ms, u64 addr);
 void mapset_free(struct mapset *ms);
@@ -131,6 +132,10 @@ void proc_add_maps(struct syms *st, struct proc *p, u32 ppid,
 		   const char *text, size_t len);
 void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
 		     const void *data, size_t len);
+void proc_exec(struct syms *st, struct proc *p);
+void proc_map(struct syms *st, struct proc *p, const struct mapping *m);
+void proc_unmap(struct syms *st, struct proc *p, u64 start, u64 end);
+void proc_trace_gap(struct syms *st, struct proc *p);
 const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 				  u64 addr);
 const struct insn *proc_insn(struct syms *st, struct proc *p, u64 addr);
@@ -146,6 +151,7 @@ struct print_opts {
 	enum format format;
 	bool calls;		/* --calls */
 	bool insn;		/* --insn */
+	bool show_maps;		/* --show-maps */
 };
 
 struct printer;

@@ -103,6 +103,7 @@ static void print_usage(FILE *f)
 		"usage: bts-dump [options] [--] CMD [ARG...]\n"
 		"       bts-dump [options] -p PID\n"
 		"       bts-dump -i FILE [--format=text|jsonl] [--calls|--insn]\n"
+		"                [--show-maps]\n"
 		"\n"
 		"Trace every user-mode branch of CMD (and of the threads and processes it\n"
 		"creates), or of the running process PID, through /dev/bts, and print the\n"
@@ -116,6 +117,7 @@ static void print_usage(FILE *f)
 		"                      or raw (a file for -i)\n"
 		"      --calls         print a call tree per thread instead of branches\n"
 		"      --insn          print the instructions run between branches\n"
+		"      --show-maps     print where executable mappings came and went\n"
 		"      --lossy         do not slow the program down when bts-dump falls\n"
 		"                      behind; lost records are reported\n"
 		"      --size N        buffer N records per thread (default %u)\n"
@@ -164,6 +166,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	enum {
 		OPT_FORMAT = 256, OPT_CALLS, OPT_INSN, OPT_LOSSY, OPT_SIZE,
 		OPT_RING, OPT_NO_INHERIT, OPT_PROGRESS, OPT_VERSION,
+		OPT_SHOW_MAPS,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -172,6 +175,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "calls", no_argument, NULL, OPT_CALLS },
 		{ "insn", no_argument, NULL, OPT_INSN },
+		{ "show-maps", no_argument, NULL, OPT_SHOW_MAPS },
 		{ "lossy", no_argument, NULL, OPT_LOSSY },
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "ring", required_argument, NULL, OPT_RING },
@@ -213,6 +217,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_INSN:
 			o->print.insn = true;
+			break;
+		case OPT_SHOW_MAPS:
+			o->print.show_maps = true;
 			break;
 		case OPT_LOSSY:
 			o->lossy = true;
@@ -601,6 +608,7 @@ static int attach(struct live *lv, int fd, pid_t tid)
 		.size = sizeof(a),
 		.pid = tid,
 	};
+	int ret;
 
 	if (!o->no_inherit)
 		a.flags |= BTS_ATTACH_INHERIT;
@@ -613,7 +621,18 @@ static int attach(struct live *lv, int fd, pid_t tid)
 		if (!o->lossy)
 			a.flags |= BTS_ATTACH_LOSSLESS;
 	}
-	if (ioctl(fd, BTS_IOC_ATTACH, &a))
+	/*
+	 * The mapping changes in stream order symbolize each branch with
+	 * what was mapped when it ran; a kernel without them (EINVAL for
+	 * the flag) leaves the /proc snapshots alone to do it.
+	 */
+	a.flags |= BTS_ATTACH_MAPS;
+	ret = ioctl(fd, BTS_IOC_ATTACH, &a);
+	if (ret && errno == EINVAL) {
+		a.flags &= ~BTS_ATTACH_MAPS;
+		ret = ioctl(fd, BTS_IOC_ATTACH, &a);
+	}
+	if (ret)
 		return errno;
 	lv->s = xrealloc(lv->s, (lv->ns + 1) * sizeof(*lv->s));
 	lv->s[lv->ns].fd = fd;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The mappings of a traced process, from snapshots of /proc/PID/maps.
+ * The mappings of a traced process, from snapshots of /proc/PID/maps and
+ * from the trace's own BTS_PSEUDO_MAP records (symbols.c).
  *
  * A snapshot is taken after the branches it is used for ran, so a library
  * may be gone from it while the trace still refers to it.  A mapping set
@@ -233,6 +234,34 @@ bool mapset_merge(struct mapset *ms, struct mapset *snap)
 	free(ms->v);
 	*ms = out;
 	return added > 0;
+}
+
+/* Take [@start, @end) out of @ms.  Returns whether @ms changed. */
+bool mapset_remove(struct mapset *ms, u64 start, u64 end)
+{
+	struct mapset out = { NULL, 0 };
+	size_t cap = 0, i;
+	bool changed = false;
+
+	for (i = 0; i < ms->n; i++) {
+		struct mapping *o = &ms->v[i];
+		bool taken = false;
+
+		if (o->end <= start || o->start >= end) {
+			push(&out, &cap, o);
+			continue;
+		}
+		changed = true;
+		if (o->start < start)
+			push_piece(&out, &cap, o, o->start, start, &taken);
+		if (o->end > end)
+			push_piece(&out, &cap, o, end, o->end, &taken);
+		if (!taken)
+			free(o->path);
+	}
+	free(ms->v);
+	*ms = out;
+	return changed;
 }
 
 void mapset_copy(struct mapset *dst, const struct mapset *src)

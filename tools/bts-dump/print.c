@@ -31,6 +31,16 @@ struct block {
 	u64 end;
 };
 
+/* What the details before a BTS_PSEUDO_MAP record said. */
+struct map_details {
+	unsigned int file_have;		/* BTS_DETAIL_MAP_FILE parts */
+	unsigned int id_have;		/* BTS_DETAIL_MAP_BUILD_ID details */
+	unsigned int name_have;		/* BTS_DETAIL_MAP_NAME details */
+	u64 offset, inode, dev, mtime;
+	unsigned char build_id[32];
+	char name[BTS_MAP_NAME_MAX];
+};
+
 struct thread {
 	u32 tid;
 	u32 pid;
@@ -58,6 +68,8 @@ struct thread {
 	/* the payload details of the next MARKER record: which, and theirs */
 	unsigned int payload_have;
 	unsigned char payload[BTS_MARKER_PAYLOAD_MAX];
+	/* the details of the next MAP record: which, and theirs */
+	struct map_details map;
 	struct thread *next;
 };
 
@@ -162,6 +174,7 @@ static void thread_reset(struct thread *t)
 	t->func = NULL;
 	t->have_detail = false;
 	t->payload_have = 0;
+	memset(&t->map, 0, sizeof(t->map));
 }
 
 static struct thread *thread_get(struct printer *pr, u32 tid,
@@ -703,6 +716,8 @@ static void on_lost(struct printer *pr, struct thread *t,
 			  arg == BTS_LOST_UNTRACED ? "untraced" : NULL;
 	char what[96];
 
+	/* Mapping changes may be among what was lost. */
+	proc_trace_gap(pr->syms, t->proc);
 	if (arg == BTS_LOST_OVERRUN)
 		snprintf(what, sizeof(what),
 			 "lost records: the hardware's buffer overran");
@@ -730,17 +745,25 @@ static void on_lost(struct printer *pr, struct thread *t,
 	t->nhist = 0;
 }
 
+/* The 16 bytes of a detail that holds bytes, in memory order. */
+static void detail_bytes(unsigned char *dst, const struct bts_record *r)
+{
+	unsigned int k;
+
+	for (k = 0; k < 8; k++) {
+		dst[k] = r->to >> (8 * k);
+		dst[8 + k] = r->flags >> (8 * k);
+	}
+}
+
 /* A payload detail of the MARKER record to come: keep its 16 bytes. */
 static void on_marker_payload(struct thread *t, const struct bts_record *r)
 {
-	unsigned int i = BTS_DETAIL_VAL(r->from), k;
+	unsigned int i = BTS_DETAIL_VAL(r->from);
 
 	if (i >= BTS_MARKER_PAYLOAD_MAX / 16)
 		return;
-	for (k = 0; k < 8; k++) {
-		t->payload[i * 16 + k] = r->to >> (8 * k);
-		t->payload[i * 16 + 8 + k] = r->flags >> (8 * k);
-	}
+	detail_bytes(t->payload + i * 16, r);
 	t->payload_have |= 1U << i;
 }
 
@@ -809,6 +832,168 @@ static void on_marker(struct printer *pr, struct thread *t,
 	}
 }
 
+/* A detail of the MAP record to come: keep what it says. */
+static void on_map_detail(struct thread *t, const struct bts_record *r)
+{
+	unsigned int i = BTS_DETAIL_VAL(r->from);
+	struct map_details *d = &t->map;
+
+	switch (BTS_DETAIL_LAYOUT(r->from)) {
+	case BTS_DETAIL_MAP_FILE:
+		if (i == 0) {
+			d->offset = r->to;
+			d->inode = r->flags;
+		} else if (i == 1) {
+			d->dev = r->to;
+			d->mtime = r->flags;
+		} else {
+			return;
+		}
+		d->file_have |= 1U << i;
+		break;
+	case BTS_DETAIL_MAP_BUILD_ID:
+		if (i >= sizeof(d->build_id) / 16)
+			return;
+		detail_bytes(d->build_id + i * 16, r);
+		d->id_have |= 1U << i;
+		break;
+	case BTS_DETAIL_MAP_NAME:
+		if (i >= BTS_MAP_NAME_MAX / 16)
+			return;
+		detail_bytes((unsigned char *)d->name + i * 16, r);
+		d->name_have |= 1U << i;
+		break;
+	}
+}
+
+/*
+ * The path the details spelled, if all of it is in the trace (the front of
+ * a ring may have cut details off): details 0..n, the last with a zero.
+ */
+static const char *map_name(struct map_details *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < BTS_MAP_NAME_MAX / 16 && (d->name_have >> i & 1); i++)
+		if (memchr(d->name + i * 16, 0, 16))
+			return d->name;
+	if (i == BTS_MAP_NAME_MAX / 16) {
+		d->name[BTS_MAP_NAME_MAX - 1] = 0;
+		return d->name;
+	}
+	return NULL;
+}
+
+static void put_build_id(FILE *f, const struct map_details *d,
+			 unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		fprintf(f, "%02x", d->build_id[i]);
+}
+
+/*
+ * The process's address space changed here: update its mappings, which
+ * symbolize every later branch, and show the change if asked to.
+ */
+static void on_map(struct printer *pr, struct thread *t,
+		   const struct bts_record *r)
+{
+	unsigned int event = BTS_MAP_EVENT(r->from);
+	unsigned int flags = BTS_MAP_FLAGS(r->from);
+	unsigned int id_len = BTS_MAP_BUILD_ID_LEN(r->from);
+	struct map_details *d = &t->map;
+	bool file = d->file_have == 3;
+	bool have_id = id_len && id_len <= sizeof(d->build_id) &&
+		       (d->id_have & ((1U << (id_len + 15) / 16) - 1)) ==
+		       (1U << (id_len + 15) / 16) - 1;
+	const char *name = map_name(d);
+	struct mapping m = { 0 };
+	FILE *f = pr->out;
+	const char *what;
+
+	switch (event) {
+	case BTS_MAP_EXEC:
+		proc_exec(pr->syms, t->proc);
+		what = "exec";
+		break;
+	case BTS_MAP_MMAP:
+		m.start = r->to;
+		m.end = r->flags;
+		m.offset = file ? d->offset : 0;
+		m.inode = file ? d->inode : 0;
+		m.dev_major = file ? d->dev >> 32 : 0;
+		m.dev_minor = file ? (u32)d->dev : 0;
+		memcpy(m.perms, "r-xp", sizeof(m.perms));
+		m.path = (char *)(name ? name : "");
+		if (m.start < m.end)
+			proc_map(pr->syms, t->proc, &m);
+		what = "mmap";
+		break;
+	case BTS_MAP_MUNMAP:
+		if (r->to < r->flags)
+			proc_unmap(pr->syms, t->proc, r->to, r->flags);
+		what = "munmap";
+		break;
+	default:
+		/* A kind of change this bts-dump does not know: skipped. */
+		return;
+	}
+	if (!pr->opts.show_maps || pr->opts.calls)
+		return;
+	if (pr->opts.format == FORMAT_JSONL) {
+		json_begin(pr, t, what);
+		if (event != BTS_MAP_EXEC)
+			fprintf(f, ",\"start\":\"0x%llx\",\"end\":\"0x%llx\"",
+				(unsigned long long)r->to,
+				(unsigned long long)r->flags);
+		if (event == BTS_MAP_MMAP) {
+			if (name) {
+				fputs(",\"path\":\"", f);
+				json_esc(f, name);
+				putc('"', f);
+			}
+			if (file)
+				fprintf(f, ",\"offset\":\"0x%llx\",\"inode\":%llu,"
+					"\"dev\":\"%u:%u\"",
+					(unsigned long long)d->offset,
+					(unsigned long long)d->inode,
+					m.dev_major, m.dev_minor);
+			if (have_id) {
+				fputs(",\"build_id\":\"", f);
+				put_build_id(f, d, id_len);
+				putc('"', f);
+			}
+			if (flags & BTS_MAP_ANONYMOUS)
+				fputs(",\"anonymous\":true", f);
+		}
+		fputs("}\n", f);
+		return;
+	}
+	header(pr, t);
+	if (event == BTS_MAP_EXEC) {
+		fputs("-- exec\n", f);
+		return;
+	}
+	fprintf(f, "-- %s 0x%llx-0x%llx", what, (unsigned long long)r->to,
+		(unsigned long long)r->flags);
+	if (event == BTS_MAP_MMAP) {
+		if (name && *name)
+			fprintf(f, " %s", name);
+		else if (flags & BTS_MAP_ANONYMOUS)
+			fputs(" (anonymous)", f);
+		if (file && d->offset)
+			fprintf(f, " at offset 0x%llx",
+				(unsigned long long)d->offset);
+		if (have_id) {
+			fputs(" build-id ", f);
+			put_build_id(f, d, id_len);
+		}
+	}
+	putc('\n', f);
+}
+
 static void on_other(struct printer *pr, struct thread *t,
 		     const struct bts_record *r)
 {
@@ -873,6 +1058,7 @@ static int p_records(struct sink *s, u32 stream,
 		if (!BTS_RECORD_IS_PSEUDO(r->from)) {
 			(*cur)->have_detail = false;
 			(*cur)->payload_have = 0;
+			memset(&(*cur)->map, 0, sizeof((*cur)->map));
 			on_branch(pr, *cur, r);
 			continue;
 		}
@@ -887,6 +1073,10 @@ static int p_records(struct sink *s, u32 stream,
 			    BTS_DETAIL_LAYOUT(r->from) ==
 					BTS_DETAIL_MARKER_PAYLOAD) {
 				on_marker_payload(*cur, r);
+				continue;
+			}
+			if (BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_MAP) {
+				on_map_detail(*cur, r);
 				continue;
 			}
 			(*cur)->have_detail =
@@ -904,12 +1094,16 @@ static int p_records(struct sink *s, u32 stream,
 		case BTS_PSEUDO_MARKER:
 			on_marker(pr, *cur, r);
 			break;
+		case BTS_PSEUDO_MAP:
+			on_map(pr, *cur, r);
+			break;
 		default:
 			on_other(pr, *cur, r);
 			break;
 		}
 		(*cur)->have_detail = false;
 		(*cur)->payload_have = 0;
+		memset(&(*cur)->map, 0, sizeof((*cur)->map));
 	}
 	return 0;
 }

@@ -67,6 +67,12 @@ struct image {
 
 struct proc {
 	u32 pid;
+	/*
+	 * The trace announces the process's mapping changes in order
+	 * (BTS_PSEUDO_MAP): a later /proc snapshot, taken after branches
+	 * still unprinted ran, would only blur them.
+	 */
+	bool announced;
 	struct mapset maps;
 	/* bumped whenever @maps changes: cached lookups are per generation */
 	unsigned int gen;
@@ -210,6 +216,8 @@ void proc_add_maps(struct syms *st, struct proc *p, u32 ppid,
 	struct mapset snap;
 	struct image *i, **tail;
 
+	if (p->announced)
+		return;
 	parent = ppid && ppid != p->pid ? proc_find(st, ppid) : NULL;
 	if (!p->maps.n && parent && parent->maps.n) {
 		mapset_copy(&p->maps, &parent->maps);
@@ -466,6 +474,54 @@ void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
 		if (p->maps.v[k].start == addr)
 			p->maps.v[k].resolved = false;
 	p->gen++;
+}
+
+/*
+ * The process executed a new program: nothing of the old one is mapped.
+ * The memory images stay: one of the new program's (its vDSO) may have
+ * come before the trace's exec record did.
+ */
+void proc_exec(struct syms *st, struct proc *p)
+{
+	(void)st;
+	mapset_free(&p->maps);
+	p->announced = true;
+	p->gen++;
+}
+
+/* A mapping the trace announced: it replaces what its range showed. */
+void proc_map(struct syms *st, struct proc *p, const struct mapping *m)
+{
+	struct mapset one = { xmalloc(sizeof(*m)), 1 };
+
+	(void)st;
+	one.v[0] = *m;
+	one.v[0].path = xstrdup(m->path);
+	one.v[0].resolved = false;
+	one.v[0].mod = NULL;
+	mapset_merge(&p->maps, &one);
+	p->announced = true;
+	p->gen++;
+}
+
+/* A range the trace announced as unmapped. */
+void proc_unmap(struct syms *st, struct proc *p, u64 start, u64 end)
+{
+	(void)st;
+	if (mapset_remove(&p->maps, start, end))
+		p->gen++;
+	p->announced = true;
+}
+
+/*
+ * Records of the process were lost, announced mapping changes maybe among
+ * them: its /proc snapshots are the best guess again, until the trace
+ * announces a change.
+ */
+void proc_trace_gap(struct syms *st, struct proc *p)
+{
+	(void)st;
+	p->announced = false;
 }
 
 /* Give libdwfl an image through a memfd, as it wants a file. */

@@ -23,8 +23,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 {
 	static const struct print_opts opts[] = {
-		{ .format = FORMAT_TEXT },
-		{ .format = FORMAT_JSONL },
+		{ .format = FORMAT_TEXT, .show_maps = true },
+		{ .format = FORMAT_JSONL, .show_maps = true },
 		{ .format = FORMAT_TEXT, .calls = true },
 		{ .format = FORMAT_TEXT, .insn = true },
 	};

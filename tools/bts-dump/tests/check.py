@@ -576,6 +576,79 @@ def test_markers():
         "got  %r\nwant %r\n" % (got, want) + out + err)
 
 
+def test_map_records():
+    """The trace's own mapping changes symbolize each branch with what was
+    mapped when it ran: a range unmapped leaves its branches bare, and a
+    /proc snapshot taken later does not blur what the trace announced."""
+    b1, b2 = 0x555555554000, 0x7f0000000000
+    sp = nm(PROG_PIE)
+    build_id = bytes(range(20))
+
+    def br(bias):
+        return rg.branch(bias + sp["tramp"][0] + 5, bias + sp["raw_write"][0])
+
+    (start, end), = rg.exec_ranges(PROG_PIE, b1)
+    later = rg.special_line(b2, b2 + 0x100000, "[heap]")
+    f = write("maprecs.raw", rg.header() +
+              rg.maps_chunk(70, rg.special_line(b1, b1 + 0x100000, "[stack]")) +
+              rg.records_chunk([
+                  rg.thread(70, 70, rg.THREAD_NEW),
+                  rg.map_event(rg.MAP_EXEC),
+                  *rg.map_file(PROG_PIE, b1, build_id),
+                  br(b1),
+                  rg.map_event(rg.MAP_MUNMAP, start, end),
+                  br(b1),
+                  *rg.map_file(PROG_PIE, b2),
+              ]) +
+              rg.maps_chunk(70, later) +
+              rg.records_chunk([rg.thread(70, 70), br(b2), rg.lost(5)]) +
+              rg.maps_chunk(70, later) +
+              rg.records_chunk([rg.thread(70, 70), br(b2)]))
+    rc, out, err = run(f, "--format=jsonl")
+    br_ = [r for r in jsonl(out) if r["kind"] == "branch"] if rc == 0 else []
+    tap(len(br_) == 4 and br_[0].get("to_sym") == "raw_write" and
+        set(br_[1]) == {"tid", "pid", "kind", "from", "to"} and
+        br_[2].get("from_sym") == "tramp+0x5" and
+        br_[2].get("to_sym") == "raw_write" and
+        br_[3].get("to_dso") == "[heap]" and
+        not any(r["kind"] in ("exec", "mmap", "munmap")
+                for r in jsonl(out)),
+        "map records: mapped, unmapped, mapped elsewhere; a later snapshot "
+        "ignored, until records were lost",
+        out + err)
+
+    rc, out, err = run(f, "--show-maps")
+    want = [
+        "[tid 70 pid 70]",
+        "-- exec",
+        "-- mmap %s-%s %s at offset 0x%x build-id %s" % (
+            x(start), x(end), PROG_PIE, start - b1, build_id.hex()),
+        "%s tramp+0x5 -> %s raw_write" % (x(b1 + sp["tramp"][0] + 5),
+                                          x(b1 + sp["raw_write"][0])),
+        "-- munmap %s-%s" % (x(start), x(end)),
+        "%s -> %s" % (x(b1 + sp["tramp"][0] + 5), x(b1 + sp["raw_write"][0])),
+        "-- mmap %s-%s %s at offset 0x%x" % (
+            x(start - b1 + b2), x(end - b1 + b2), PROG_PIE, start - b1),
+    ]
+    tap(rc == 0 and has_lines(out, want),
+        "text --show-maps: exec, mmap with offset and build ID, munmap",
+        diag(out, want) + err)
+    rc, out, err = run(f, "--format=jsonl", "--show-maps")
+    maps = [r for r in jsonl(out) if r["kind"] in ("exec", "mmap", "munmap")] \
+        if rc == 0 else []
+    st = os.stat(PROG_PIE)
+    tap([r["kind"] for r in maps] == ["exec", "mmap", "munmap", "mmap"] and
+        maps[1] == {"tid": 70, "pid": 70, "kind": "mmap", "start": x(start),
+                    "end": x(end), "path": PROG_PIE,
+                    "offset": x(start - b1), "inode": st.st_ino,
+                    "dev": "%d:%d" % (os.major(st.st_dev),
+                                      os.minor(st.st_dev)),
+                    "build_id": build_id.hex()} and
+        maps[2] == {"tid": 70, "pid": 70, "kind": "munmap",
+                    "start": x(start), "end": x(end)},
+        "jsonl --show-maps: exec, mmap, munmap objects", out + err)
+
+
 def test_usage():
     p = subprocess.run([BTS_DUMP, "--format=nope", "-i", "x"],
                        capture_output=True, text=True)
@@ -589,7 +662,7 @@ def test_usage():
 
 for t in (test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
-          test_markers, test_bad_input, test_usage):
+          test_markers, test_map_records, test_bad_input, test_usage):
     try:
         t()
     except Exception as e:  # a broken test is a failed one

@@ -14,8 +14,11 @@ RECORDS, MAPS, MEMORY, EXIT = 1, 2, 3, 4
 
 # include/uapi/linux/bts.h
 PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
-PSEUDO_DETAIL = 7
+PSEUDO_DETAIL, PSEUDO_MAP = 7, 8
 DETAIL_KERNEL_ENTRY, DETAIL_MARKER_PAYLOAD = 0, 1
+DETAIL_MAP_FILE, DETAIL_MAP_BUILD_ID, DETAIL_MAP_NAME = 2, 3, 4
+MAP_EXEC, MAP_MMAP, MAP_MUNMAP = 1, 2, 3
+MAP_ANONYMOUS, MAP_NAME_UNKNOWN = 1, 2
 MARKER_USER_EVENT = 1
 MARKER_TRUNCATED, MARKER_NOT_CAPTURED = 1, 2
 ABI_NONE, ABI_X86_64, ABI_X32, ABI_I386 = 0, 1, 2, 3
@@ -80,6 +83,57 @@ def user_event(ev_id, gen, at, payload, flags=0):
     chunks = [payload[i:i + 16] for i in range(0, len(payload), 16)]
     return ([marker_payload(i, c) for i, c in enumerate(chunks)] +
             [marker(ev_id, gen, at, len(payload), flags)])
+
+
+def bytes_details(type_, layout, data):
+    """@data in details of @layout, 16 bytes each, zero-padded."""
+    out = []
+    for i in range(0, len(data), 16):
+        lo, hi = struct.unpack("<QQ", data[i:i + 16].ljust(16, b"\0"))
+        out.append(detail(type_, layout, i // 16, lo, hi))
+    return out
+
+
+def map_event(event, start=0, end=0, flags=0, build_id_len=0):
+    """A BTS_PSEUDO_MAP record alone."""
+    arg = event | flags << 8 | build_id_len << 16
+    return (pseudo(PSEUDO_MAP, arg), start, end)
+
+
+def map_file(path, bias=0, build_id=b""):
+    """What the kernel writes when the executable segments of ELF file
+    @path are mapped at @bias: per segment, the file's two details, the
+    build ID's, the name's, then the MAP record."""
+    with open(path, "rb") as f:
+        _, loads = elf_loads(f.read())
+    st = os.stat(path)
+    recs = []
+    for flags, offset, vaddr, _, memsz in loads:
+        if not flags & 1:
+            continue
+        start = bias + (vaddr & ~0xfff)
+        end = bias + ((vaddr + memsz + 0xfff) & ~0xfff)
+        recs += [
+            detail(PSEUDO_MAP, DETAIL_MAP_FILE, 0, offset & ~0xfff,
+                   st.st_ino),
+            detail(PSEUDO_MAP, DETAIL_MAP_FILE, 1,
+                   os.major(st.st_dev) << 32 | os.minor(st.st_dev),
+                   st.st_mtime_ns),
+            *bytes_details(PSEUDO_MAP, DETAIL_MAP_BUILD_ID, build_id),
+            *bytes_details(PSEUDO_MAP, DETAIL_MAP_NAME,
+                           path.encode() + b"\0"),
+            map_event(MAP_MMAP, start, end, 0, len(build_id)),
+        ]
+    return recs
+
+
+def exec_ranges(path, bias=0):
+    """[(start, end)] of the executable segments of @path at @bias."""
+    with open(path, "rb") as f:
+        _, loads = elf_loads(f.read())
+    return [(bias + (vaddr & ~0xfff),
+             bias + ((vaddr + memsz + 0xfff) & ~0xfff))
+            for flags, _, vaddr, _, memsz in loads if flags & 1]
 
 
 def thread(tid, pid, event=THREAD_RECORDS):
