@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bts: a per-CPU branch flight recorder, on the x86 Debug Store layer.
+ *
+ * With "echo bts > current_tracer" every CPU keeps its last N branches, a
+ * ring consumer of the DS layer per CPU (asm/ds.h).  While nothing else
+ * traces a CPU the hardware writes its buffer as that ring, with no
+ * interrupt and no copy; next to other consumers the layer splays into it.
+ * Opening "trace" (or per_cpu/cpuN/trace) stops every CPU's recorder,
+ * copies what each recorded since the last copy into that CPU's ftrace
+ * buffer as TRACE_BTS entries, and starts the recorders again; so does
+ * turning tracing off, which then keeps them stopped.  The file shows each
+ * CPU's branches, the task that ran them, symbolized.
+ *
+ * See Documentation/trace/bts.rst.
+ */
+#include <linux/cpu.h>
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/tracefs.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <asm/ds.h>
+
+#include "trace.h"
+#include "trace_output.h"
+
+/* options/bts-*: which side each CPU records, and how it is shown. */
+enum {
+	TRACE_BTS_OPT_KERNEL	= BIT(0),
+	TRACE_BTS_OPT_USER	= BIT(1),
+	TRACE_BTS_OPT_RAW	= BIT(2),
+};
+
+static struct tracer_opt trace_bts_opts[] = {
+	{ TRACER_OPT(bts-kernel, TRACE_BTS_OPT_KERNEL) },
+	{ TRACER_OPT(bts-user, TRACE_BTS_OPT_USER) },
+	{ TRACER_OPT(bts-raw, TRACE_BTS_OPT_RAW) },
+	{ }
+};
+
+static struct tracer_flags trace_bts_flags = {
+	.val	= TRACE_BTS_OPT_KERNEL | TRACE_BTS_OPT_USER,
+	.opts	= trace_bts_opts,
+};
+
+/*
+ * The default N fits the staging buffer (about 2,700 records), so that a
+ * CPU nothing else traces records with no copy at all.
+ */
+#define TRACE_BTS_DEFAULT_RECORDS	2048
+
+/**
+ * struct trace_bts_cpu - one CPU's recorder
+ * @c: its ring consumer, NULL while the tracer is off
+ * @copied: the ring's records ever produced when it was last copied
+ * @tid: the thread that ran the last record copied, -1 if unknown
+ * @tgid: its process
+ */
+struct trace_bts_cpu {
+	struct ds_consumer	*c;
+	u64			copied;
+	s32			tid;
+	s32			tgid;
+};
+
+/* Protects everything below: the recorders, N, the copies. */
+static DEFINE_MUTEX(trace_bts_lock);
+static DEFINE_PER_CPU(struct trace_bts_cpu, trace_bts_cpus);
+static struct trace_array *trace_bts_tr;
+static u32 trace_bts_records = TRACE_BTS_DEFAULT_RECORDS;
+/* Every possible CPU has its recorder (trace_bts_request_all()). */
+static bool trace_bts_recording;
+/* The recorders are stopped: tracing is off. */
+static bool trace_bts_suspended;
+
+static enum ds_priv trace_bts_priv(u32 flags)
+{
+	return (flags & TRACE_BTS_OPT_KERNEL ? DS_PRIV_KERNEL : 0) |
+	       (flags & TRACE_BTS_OPT_USER ? DS_PRIV_USER : 0);
+}
+
+static void trace_bts_release_all(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct trace_bts_cpu *bc = per_cpu_ptr(&trace_bts_cpus, cpu);
+
+		if (bc->c)
+			ds_release_bts(bc->c);
+		bc->c = NULL;
+	}
+	trace_bts_recording = false;
+}
+
+/*
+ * A ring on every possible CPU: the layer arms a CPU as it comes online,
+ * so a CPU brought up later records too.
+ */
+static int trace_bts_request_all(u32 flags)
+{
+	struct ds_bts_config cfg = {
+		.priv		= trace_bts_priv(flags),
+		.mode		= DS_MODE_RING,
+		.nr_records	= trace_bts_records,
+		.flags		= trace_bts_suspended ? DS_BTS_SUSPENDED : 0,
+	};
+	int cpu;
+
+	lockdep_assert_held(&trace_bts_lock);
+	for_each_possible_cpu(cpu) {
+		struct trace_bts_cpu *bc = per_cpu_ptr(&trace_bts_cpus, cpu);
+		struct ds_consumer *c;
+
+		cfg.cpu = cpu;
+		c = ds_request_bts(&cfg);
+		if (IS_ERR(c)) {
+			trace_bts_release_all();
+			return PTR_ERR(c);
+		}
+		*bc = (struct trace_bts_cpu) { .c = c, .tid = -1, .tgid = -1 };
+	}
+	trace_bts_recording = true;
+	return 0;
+}
+
+/* Put one record into the current CPU's ftrace buffer. */
+static void trace_bts_put(struct trace_buffer *buffer, int cpu,
+			  const struct trace_bts_cpu *bc,
+			  const struct bts_record *r)
+{
+	struct ring_buffer_event *event;
+	struct bts_entry *entry;
+
+	event = trace_buffer_lock_reserve(buffer, TRACE_BTS, sizeof(*entry),
+					  tracing_gen_ctx());
+	if (!event)
+		return;
+	entry = ring_buffer_event_data(event);
+	entry->from = r->from;
+	entry->to = r->to;
+	entry->flags = r->flags;
+	entry->cpu = cpu;
+	entry->tid = bc->tid;
+	entry->tgid = bc->tgid;
+	trace_buffer_unlock_commit_nostack(buffer, event);
+}
+
+struct trace_bts_copy {
+	struct trace_buffer	*buffer;
+	struct bts_record	*buf;
+	int			cpu;
+};
+
+/*
+ * Copy what CPU @cp->cpu's ring recorded since the last copy into that
+ * CPU's ftrace buffer, the task of each record with it.  What the ring no
+ * longer holds shows as one BTS_PSEUDO_LOST record of that many.  Runs on
+ * the CPU (work_on_cpu()), its recorder stopped.
+ */
+static long trace_bts_copy_cpu(void *arg)
+{
+	struct trace_bts_copy *cp = arg;
+	struct trace_bts_cpu *bc = per_cpu_ptr(&trace_bts_cpus, cp->cpu);
+	int cpu = cp->cpu;
+	struct ds_bts_status st;
+	u32 i, n;
+	u64 new;
+
+	ds_bts_status(bc->c, &st);
+	new = st.produced - bc->copied;
+	n = ds_read_last_bts(bc->c, cp->buf, min_t(u64, new,
+						   trace_bts_records));
+	if (new > n) {
+		struct bts_record lost = {
+			.from	= BTS_PSEUDO(BTS_PSEUDO_LOST, 0),
+			.to	= new - n,
+		};
+
+		/* Who ran the first record kept is unknown now. */
+		bc->tid = -1;
+		bc->tgid = -1;
+		trace_bts_put(cp->buffer, cpu, bc, &lost);
+	}
+	for (i = 0; i < n; i++) {
+		const struct bts_record *r = &cp->buf[i];
+
+		if (BTS_RECORD_IS_PSEUDO(r->from) &&
+		    BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_SWITCH) {
+			bc->tid = r->to;
+			bc->tgid = r->flags;
+		}
+		trace_bts_put(cp->buffer, cpu, bc, r);
+	}
+	bc->copied = st.produced;
+	return 0;
+}
+
+/*
+ * Copy every online CPU's new records into its ftrace buffer, the
+ * recorders stopped meanwhile so that the copies show one instant.  Leaves
+ * them stopped with @stay_stopped.
+ */
+static void trace_bts_copy_all(bool stay_stopped)
+{
+	struct trace_bts_copy cp = {
+		.buffer = trace_bts_tr->array_buffer.buffer,
+	};
+	int cpu;
+
+	lockdep_assert_held(&trace_bts_lock);
+	if (!trace_bts_recording)
+		return;
+	cp.buf = kvmalloc_array(trace_bts_records, sizeof(*cp.buf),
+				GFP_KERNEL);
+	if (!cp.buf)
+		return;
+	for_each_possible_cpu(cpu)
+		ds_suspend_bts(per_cpu(trace_bts_cpus, cpu).c);
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		cp.cpu = cpu;
+		work_on_cpu(cpu, trace_bts_copy_cpu, &cp);
+	}
+	cpus_read_unlock();
+	if (!stay_stopped)
+		for_each_possible_cpu(cpu)
+			ds_resume_bts(per_cpu(trace_bts_cpus, cpu).c);
+	kvfree(cp.buf);
+}
+
+static void trace_bts_open(struct trace_iterator *iter)
+{
+	/* The snapshot file shows the copy taken then. */
+	if (iter->snapshot)
+		return;
+	guard(mutex)(&trace_bts_lock);
+	if (iter->tr == trace_bts_tr && !trace_bts_suspended)
+		trace_bts_copy_all(false);
+}
+
+static int trace_bts_init(struct trace_array *tr)
+{
+	int ret;
+
+	/* The recorders are the CPUs': one trace array at a time. */
+	if (trace_bts_tr)
+		return -EBUSY;
+	if (!ds_bts_available())
+		return -ENODEV;
+	guard(mutex)(&trace_bts_lock);
+	trace_bts_suspended = !tracer_tracing_is_on(tr);
+	ret = trace_bts_request_all(trace_bts_flags.val);
+	if (!ret)
+		trace_bts_tr = tr;
+	return ret;
+}
+
+static void trace_bts_reset(struct trace_array *tr)
+{
+	guard(mutex)(&trace_bts_lock);
+	trace_bts_release_all();
+	trace_bts_tr = NULL;
+}
+
+static void trace_bts_start(struct trace_array *tr)
+{
+	int cpu;
+
+	guard(mutex)(&trace_bts_lock);
+	if (tr != trace_bts_tr || !trace_bts_suspended)
+		return;
+	trace_bts_suspended = false;
+	if (!trace_bts_recording)
+		return;
+	for_each_possible_cpu(cpu)
+		ds_resume_bts(per_cpu(trace_bts_cpus, cpu).c);
+}
+
+/*
+ * Tracing turned off: the rings' last records go into the ftrace buffer
+ * now, as the tracer's last events, so that what reads the buffer later
+ * (cat trace, trace-cmd) gets them.  The buffer is off already; it is let
+ * write for the copy alone.
+ */
+static void trace_bts_stop(struct trace_array *tr)
+{
+	struct trace_buffer *buffer = tr->array_buffer.buffer;
+
+	guard(mutex)(&trace_bts_lock);
+	if (tr != trace_bts_tr || trace_bts_suspended)
+		return;
+	trace_bts_suspended = true;
+	ring_buffer_record_on(buffer);
+	trace_bts_copy_all(true);
+	ring_buffer_record_off(buffer);
+}
+
+/*
+ * Record with other options or another N from now on: what the rings hold
+ * goes into the ftrace buffer first.  On failure the old ones stay.
+ */
+static int trace_bts_restart(u32 flags, u32 records)
+{
+	u32 old_records = trace_bts_records;
+	int ret;
+
+	lockdep_assert_held(&trace_bts_lock);
+	trace_bts_copy_all(true);
+	trace_bts_release_all();
+	trace_bts_records = records;
+	ret = trace_bts_request_all(flags);
+	if (ret) {
+		trace_bts_records = old_records;
+		WARN_ON_ONCE(trace_bts_request_all(trace_bts_flags.val));
+	}
+	return ret;
+}
+
+static int trace_bts_set_flag(struct trace_array *tr, u32 old_flags, u32 bit,
+			      int set)
+{
+	u32 flags = set ? old_flags | bit : old_flags & ~bit;
+
+	if (bit == TRACE_BTS_OPT_RAW)
+		return 0;
+	if (!trace_bts_priv(flags))
+		return -EINVAL;
+	guard(mutex)(&trace_bts_lock);
+	if (trace_bts_tr != tr)
+		return 0;
+	return trace_bts_restart(flags, trace_bts_records);
+}
+
+/* An address: a kernel symbol, or a user address with no symbol here. */
+static void trace_bts_addr(struct trace_seq *s, u64 addr, bool raw)
+{
+	if (!addr)
+		trace_seq_puts(s, "?");
+	else if (raw)
+		trace_seq_printf(s, "0x%llx", addr);
+	else if ((s64)addr < 0)
+		trace_seq_printf(s, "%pS", (void *)(unsigned long)addr);
+	else
+		trace_seq_printf(s, "[user] 0x%llx", addr);
+}
+
+static void trace_bts_pseudo(struct trace_seq *s, const struct bts_entry *e,
+			     bool raw)
+{
+	u32 arg = BTS_PSEUDO_ARG(e->from);
+
+	switch (BTS_PSEUDO_TYPE(e->from)) {
+	case BTS_PSEUDO_SWITCH:
+		trace_seq_printf(s, "-- switch to %lld/%lld",
+				 (long long)e->to, (long long)e->flags);
+		break;
+	case BTS_PSEUDO_LOST:
+		if (arg == BTS_LOST_OVERRUN)
+			trace_seq_puts(s, "-- records lost: the hardware's buffer overran");
+		else if (arg == BTS_LOST_UNTRACED)
+			trace_seq_puts(s, "-- records lost: the CPU could not trace");
+		else
+			trace_seq_printf(s, "-- %llu older records not kept",
+					 e->to);
+		break;
+	case BTS_PSEUDO_USER:
+	case BTS_PSEUDO_KERNEL:
+		/* A stretch on the side not recorded: where it began, ended. */
+		trace_seq_printf(s, "-- %s from ",
+				 BTS_PSEUDO_TYPE(e->from) == BTS_PSEUDO_USER ?
+				 "user mode" : "kernel");
+		trace_bts_addr(s, e->flags, raw);
+		trace_seq_puts(s, " back at ");
+		trace_bts_addr(s, e->to, raw);
+		break;
+	default:
+		trace_seq_printf(s, "-- pseudo-record type %u arg %u: 0x%llx 0x%llx",
+				 BTS_PSEUDO_TYPE(e->from), arg, e->to,
+				 e->flags);
+		break;
+	}
+}
+
+static enum print_line_t trace_bts_print(struct trace_iterator *iter,
+					 int flags, struct trace_event *event)
+{
+	bool raw = trace_bts_flags.val & TRACE_BTS_OPT_RAW;
+	struct trace_seq *s = &iter->seq;
+	struct bts_entry *e;
+
+	trace_assign_type(e, iter->ent);
+	/* Details belong to the record after them; bts-raw shows them. */
+	if (BTS_RECORD_IS_PSEUDO(e->from) &&
+	    BTS_PSEUDO_TYPE(e->from) == BTS_PSEUDO_DETAIL && !raw)
+		return TRACE_TYPE_HANDLED;
+	trace_seq_printf(s, "%3u ", e->cpu);
+	if (e->tid >= 0)
+		trace_seq_printf(s, "%7d/%-7d ", e->tid, e->tgid);
+	else
+		trace_seq_printf(s, "%15s ", "?");
+	if (BTS_RECORD_IS_PSEUDO(e->from)) {
+		trace_bts_pseudo(s, e, raw);
+	} else {
+		trace_bts_addr(s, e->from, raw);
+		trace_seq_puts(s, " -> ");
+		trace_bts_addr(s, e->to, raw);
+	}
+	trace_seq_putc(s, '\n');
+	return trace_handle_return(s);
+}
+
+static enum print_line_t trace_bts_print_line(struct trace_iterator *iter)
+{
+	if (iter->ent->type != TRACE_BTS)
+		return TRACE_TYPE_UNHANDLED;
+	return trace_bts_print(iter, 0, NULL);
+}
+
+static void trace_bts_print_header(struct seq_file *m)
+{
+	seq_puts(m, "# tracer: bts\n#\n");
+	seq_puts(m, "# CPU    TID/PID     FROM -> TO\n");
+	seq_puts(m, "#  |      |   |        |      |\n");
+}
+
+static struct trace_event_functions trace_bts_funcs = {
+	.trace	= trace_bts_print,
+};
+
+static struct trace_event trace_bts_event = {
+	.type	= TRACE_BTS,
+	.funcs	= &trace_bts_funcs,
+};
+
+static struct tracer trace_bts_tracer __read_mostly = {
+	.name		= "bts",
+	.init		= trace_bts_init,
+	.reset		= trace_bts_reset,
+	.start		= trace_bts_start,
+	.stop		= trace_bts_stop,
+	.open		= trace_bts_open,
+	.print_line	= trace_bts_print_line,
+	.print_header	= trace_bts_print_header,
+	.flags		= &trace_bts_flags,
+	.set_flag	= trace_bts_set_flag,
+	.allow_instances = true,
+};
+
+static ssize_t trace_bts_records_read(struct file *filp, char __user *ubuf,
+				      size_t cnt, loff_t *ppos)
+{
+	char buf[16];
+	int len;
+
+	len = snprintf(buf, sizeof(buf), "%u\n", READ_ONCE(trace_bts_records));
+	return simple_read_from_buffer(ubuf, cnt, ppos, buf, len);
+}
+
+/* A new N takes effect at once: what the old rings hold is copied first. */
+static ssize_t trace_bts_records_write(struct file *filp,
+				       const char __user *ubuf, size_t cnt,
+				       loff_t *ppos)
+{
+	u32 val;
+	int ret;
+
+	ret = kstrtou32_from_user(ubuf, cnt, 0, &val);
+	if (ret)
+		return ret;
+	if (val < 2 || val > BTS_MAX_RECORDS)
+		return -EINVAL;
+	guard(mutex)(&trace_bts_lock);
+	if (!trace_bts_tr) {
+		trace_bts_records = val;
+		return cnt;
+	}
+	ret = trace_bts_restart(trace_bts_flags.val, val);
+	return ret ?: cnt;
+}
+
+static const struct file_operations trace_bts_records_fops = {
+	.open	= tracing_open_generic,
+	.read	= trace_bts_records_read,
+	.write	= trace_bts_records_write,
+	.llseek	= generic_file_llseek,
+};
+
+static __init int trace_bts_init_tracer(void)
+{
+	int ret;
+
+	if (!ds_bts_available())
+		return 0;
+	if (!register_trace_event(&trace_bts_event))
+		return -ENOMEM;
+	ret = register_tracer(&trace_bts_tracer);
+	if (ret)
+		return ret;
+	if (!tracing_init_dentry())
+		trace_create_file("bts_records", TRACE_MODE_WRITE, NULL, NULL,
+				  &trace_bts_records_fops);
+	return 0;
+}
+late_initcall(trace_bts_init_tracer);

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bts_chain: a known chain of kernel functions for tests/trace-bts.  Each
+ * write to /sys/kernel/debug/bts_chain runs bts_chain_a(), which calls
+ * bts_chain_b() once, which calls bts_chain_c() three times: the calls a
+ * flight recorder of the writing CPU must show, in that order.
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+
+static int bts_chain_sink;
+
+static noinline void bts_chain_c(int i)
+{
+	WRITE_ONCE(bts_chain_sink, READ_ONCE(bts_chain_sink) + i);
+}
+
+static noinline void bts_chain_b(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		bts_chain_c(i);
+}
+
+static noinline void bts_chain_a(void)
+{
+	bts_chain_b();
+	barrier();
+}
+
+static ssize_t bts_chain_write(struct file *file, const char __user *buf,
+			       size_t len, loff_t *pos)
+{
+	bts_chain_a();
+	return len;
+}
+
+static const struct file_operations bts_chain_fops = {
+	.write	= bts_chain_write,
+};
+
+static struct dentry *bts_chain_file;
+
+static int __init bts_chain_init(void)
+{
+	bts_chain_file = debugfs_create_file("bts_chain", 0200, NULL, NULL,
+					     &bts_chain_fops);
+	return 0;
+}
+
+static void __exit bts_chain_exit(void)
+{
+	debugfs_remove(bts_chain_file);
+}
+
+module_init(bts_chain_init);
+module_exit(bts_chain_exit);
+MODULE_DESCRIPTION("A known chain of kernel calls for the bts tracer's tests");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,250 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Check the bts tracer's runs (tests/trace-bts/guest.sh) on the host.
+
+    check.py RESULTS [--self-test]
+
+Prints TAP.  With --self-test, breaks the results in each way a check
+looks for and expects that check to fail.
+"""
+
+import json
+import os
+import re
+import sys
+
+RES = sys.argv[1]
+CPU = 1
+CHAIN_CALLS = [("bts_chain_write", "bts_chain_a"), ("bts_chain_a", "bts_chain_b"),
+               ("bts_chain_b", "bts_chain_c"), ("bts_chain_b", "bts_chain_c"),
+               ("bts_chain_b", "bts_chain_c")]
+LINE = re.compile(r"^\s*(\d+)\s+(\?|-?\d+/-?\d+)\s+(.*)$")
+KSYM = re.compile(r"^([A-Za-z0-9_.]+)\+0x([0-9a-f]+)/0x[0-9a-f]+( \[\w+\])?$")
+
+results = []
+
+
+def tap(ok, desc, diag=""):
+    results.append(ok)
+    print("%s %d - %s" % ("ok" if ok else "not ok", len(results), desc))
+    if not ok and diag:
+        for line in str(diag).rstrip("\n").split("\n")[:30]:
+            print("#   " + line)
+
+
+def read(name, default=""):
+    try:
+        with open(os.path.join(RES, name)) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+class Rec:
+    """One line of the bts tracer's output."""
+
+    def __init__(self, cpu, task, text):
+        self.cpu, self.task, self.text = cpu, task, text
+        self.src = self.dst = None
+        if " -> " in text and not text.startswith("--"):
+            self.src, self.dst = text.split(" -> ", 1)
+
+    def tid(self):
+        return None if self.task == "?" else int(self.task.split("/")[0])
+
+
+def parse(text):
+    recs = []
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        m = LINE.match(line)
+        if m:
+            recs.append(Rec(int(m.group(1)), m.group(2), m.group(3)))
+    return recs
+
+
+def ksym(addr):
+    """(function, offset) of a symbolized kernel address, else None."""
+    m = KSYM.match(addr or "")
+    return (m.group(1), int(m.group(2), 16)) if m else None
+
+
+def user(addr):
+    return int(addr[len("[user] "):], 16) \
+        if addr and addr.startswith("[user] ") else None
+
+
+def chain_info(name):
+    """chain.c's tid and the addresses of user_a and user_b."""
+    m = re.search(r"tid (\d+) user_a 0x([0-9a-f]+) user_b 0x([0-9a-f]+)",
+                  read(name + ".out"))
+    return (int(m.group(1)), int(m.group(2), 16), int(m.group(3), 16)) \
+        if m else (None, None, None)
+
+
+def kernel_calls(recs):
+    """(index, caller, callee) of the calls between bts_chain functions."""
+    out = []
+    for i, r in enumerate(recs):
+        s, d = ksym(r.src), ksym(r.dst)
+        if s and d and s[0].startswith("bts_chain") and \
+                d[0].startswith("bts_chain") and d[1] == 0 and s[0] != d[0]:
+            out.append((i, s[0], d[0]))
+    return out
+
+
+def user_calls(recs, a, b, tid=None):
+    """Indexes of the calls from user_a to user_b (by @tid, if given)."""
+    return [i for i, r in enumerate(recs)
+            if user(r.dst) == b and user(r.src) is not None and
+            a <= user(r.src) < b + 0x100 and (tid is None or r.tid() == tid)]
+
+
+def check_chain(name, want_user=True, want_kernel=True, trace=None):
+    """The kernel chain in order on CPU 1, the user chain before it."""
+    tid, a, b = chain_info(name)
+    recs = [r for r in parse(trace if trace is not None else
+                             read(name + ".trace")) if r.cpu == CPU]
+    problems = []
+    if read(name + ".rc").strip() != "0" or tid is None:
+        problems.append("chain exited %s: %s" % (read(name + ".rc").strip(),
+                                                 read(name + ".err")))
+    kc = kernel_calls(recs)
+    uc = user_calls(recs, a or 0, b or 0, tid if want_kernel else None)
+    if want_kernel and [(c, d) for _, c, d in kc] != CHAIN_CALLS:
+        problems.append("kernel calls on CPU %d: %s" % (
+            CPU, [(c, d) for _, c, d in kc]))
+    if not want_kernel and kc:
+        problems.append("kernel calls in a user-only trace: %s" % kc)
+    if want_user and len(uc) != 3:
+        problems.append("%d calls user_a -> user_b by %s on CPU %d" % (
+            len(uc), tid, CPU))
+    if not want_user and uc:
+        problems.append("user calls in a kernel-only trace")
+    if want_user and want_kernel and uc and kc and uc[-1] > kc[0][0]:
+        problems.append("the user calls come after the kernel chain")
+    # Only a recorder of both sides sees the task switches.
+    if want_kernel and want_user and kc and \
+            any(recs[i].tid() != tid for i, _, _ in kc):
+        problems.append("the kernel chain is not the chain's thread's (%s)"
+                        % [recs[i].task for i, _, _ in kc])
+    return problems, recs
+
+
+def no_addresses(recs, kernel):
+    """Lines with an address of the side the trace must not show."""
+    bad = []
+    for r in recs:
+        for addr in re.findall(r"\[user\] 0x[0-9a-f]+|\S+\+0x[0-9a-f]+/0x[0-9a-f]+",
+                               r.text):
+            is_user = addr.startswith("[user]")
+            if is_user == kernel:
+                bad.append("%s %s %s" % (r.cpu, r.task, r.text))
+                break
+    return bad
+
+
+def branches(text):
+    out = []
+    for line in text.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            return None
+        if r.get("kind") == "branch":
+            out.append((r.get("from"), r.get("to")))
+    return out
+
+
+def run_checks(res):
+    meltdown = read("meltdown")
+    affected = "Not affected" not in meltdown
+    if affected:
+        tap(read("refused.rc").strip() not in ("", "0") and
+            "bts_kernel_recording" in read("refused.log"),
+            "kernel recording off on a Meltdown-affected CPU: the tracer is "
+            "refused, the log names kernel.bts_kernel_recording",
+            read("refused.err") + read("refused.log"))
+    else:
+        tap(read("refused.rc").strip() == "0",
+            "a CPU Meltdown does not affect records without an opt-in")
+    tap(read("current_tracer").strip() == "bts", "echo bts > current_tracer",
+        read("current_tracer"))
+    problems, _ = check_chain("big")
+    tap(not problems, "N=65536: CPU 1 shows the user chain, then the module's "
+        "chain, in order, by the chain's thread", "\n".join(problems))
+
+    recs = [r for r in parse(read("ring.trace"))]
+    n = int(read("ring.n", "0").strip() or 0)
+    not_kept = [r for r in recs if "older records not kept" in r.text]
+    others = [r for r in recs if r.cpu != CPU]
+    tap(n == 2048 and len(not_kept) == 1 and recs and recs[0] is not_kept[0]
+        and len(recs) - 1 == n and not others,
+        "default N=%d: the first copy of CPU 1 is exactly its last N records "
+        "after one 'not kept' line (%d lines)" % (n, len(recs) - 1),
+        "%d 'not kept' lines, %d of other CPUs" % (len(not_kept), len(others)))
+
+    problems, recs = check_chain("user", want_kernel=False)
+    bad = no_addresses(parse(read("user.trace")), kernel=False)
+    tap(not problems and not bad and read("user.option").strip() == "0",
+        "options/bts-kernel off: the user chain, no kernel address on any CPU",
+        "\n".join(problems + bad[:5]))
+    problems, recs = check_chain("kernel", want_user=False)
+    bad = no_addresses(parse(read("kernel.trace")), kernel=True)
+    tap(not problems and not bad,
+        "options/bts-user off: the module's chain, no user address on any CPU",
+        "\n".join(problems + bad[:5]))
+
+    problems, _ = check_chain("beside")
+    tap(not problems, "beside bts-dump on the same CPU: the chains, in order",
+        "\n".join(problems))
+    alone, beside = branches(read("alone.jsonl")), branches(read("beside.jsonl"))
+    tap(read("alone.rc").strip() == "0" and
+        read("beside.dump.rc").strip() == "0" and alone and
+        alone == beside,
+        "bts-dump beside the tracer: the same %d branches as alone"
+        % len(alone or []),
+        "alone %s (exit %s), beside %s (exit %s)" % (
+            len(alone or []), read("alone.rc").strip(),
+            len(beside or []), read("beside.dump.rc").strip()))
+    tap(read("loop.rc").strip() == "0" and read("done").strip() == "done",
+        "start, stop and switch the tracer 20 times", read("loop.rc"))
+
+
+def self_test():
+    """Each check fails on results broken its way."""
+    global results
+    saved, results = results, []
+    big = read("big.trace")
+    lines = big.splitlines()
+    calls = [i for i, l in enumerate(lines) if "-> bts_chain_c+0x0/" in l]
+    broken = {
+        "a call of the chain dropped":
+            "\n".join(l for i, l in enumerate(lines) if i != (calls or [-1])[0]),
+        "the chain on another CPU":
+            "\n".join(re.sub(r"^(\s*)1 ", r"\g<1>0 ", l) for l in lines),
+    }
+    ok = True
+    for what, text in broken.items():
+        problems, _ = check_chain("big", trace=text)
+        print("#   self-test, %s: %s" % (what, "; ".join(problems)[:200]))
+        ok &= bool(problems)
+    bad = no_addresses(parse("  1 ? [user] 0x401000 -> do_syscall_64+0x5/0x100\n"),
+                       kernel=False)
+    ok &= bool(bad)
+    results = saved
+    tap(ok and calls, "self-test: the chain check fails with a call dropped or "
+        "on another CPU, the address check with a kernel address")
+
+
+def main():
+    if "--self-test" in sys.argv:
+        self_test()
+    else:
+        run_checks(RES)
+    print("1..%d" % len(results))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

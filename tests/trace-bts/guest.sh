@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/trace-bts/guest.sh RESULTS BUILD BTS_DUMP: in the test VM, as
+# root (started by tests/trace-bts/run), the bts tracer's runs; raw results
+# in RESULTS, checked on the host by check.py:
+#
+#   refused.*     with kernel.bts_kernel_recording=0 on this Meltdown-
+#                 affected CPU: echo bts > current_tracer, and the log
+#   big.*         N = 65536: chain's output (chain.c) on CPU 1
+#   ring.*        the default N: CPU 1's trace in raw form, and N
+#   user.*        options/bts-kernel off: chain on CPU 1
+#   kernel.*      options/bts-user off: chain on CPU 1
+#   beside.*      N = 65536 while bts-dump traces loops on CPU 1: chain's
+#                 output, and bts-dump's jsonl (beside.jsonl), against
+#                 bts-dump's jsonl of the same run without the tracer
+#                 (alone.jsonl)
+#   loop.*        start, stop and switch the tracer 20 times
+set -u
+
+res=$1 build=$2 dump=$3
+T=/sys/kernel/tracing
+cd /tmp || exit 125
+
+# step NAME CMD...: run CMD, keep its output, errors and exit status
+step()
+{
+	local name=$1
+	shift
+	"$@" >"$res/$name.out" 2>"$res/$name.err"
+	echo $? >"$res/$name.rc"
+}
+
+# chain NAME: chain.c on CPU 1 with an empty ftrace buffer, so that its
+# copy of the rings is all the trace holds
+chain()
+{
+	echo >$T/trace
+	step "$1" "$build/chain" 1 /sys/kernel/debug/bts_chain $T/trace \
+		"$res/$1.trace"
+}
+
+insmod "$build/bts_chain.ko" || exit 2
+cat /sys/devices/system/cpu/vulnerabilities/meltdown >"$res/meltdown"
+
+# Kernel recording is refused until the administrator allows it.
+echo 0 >/proc/sys/kernel/bts_kernel_recording
+dmesg -C
+step refused sh -c "echo bts >$T/current_tracer"
+dmesg >"$res/refused.log"
+echo 1 >/proc/sys/kernel/bts_kernel_recording
+
+echo 20000 >$T/buffer_size_kb
+echo 65536 >$T/bts_records
+echo bts >$T/current_tracer
+cat $T/current_tracer >"$res/current_tracer"
+chain big
+
+# The default N: the first copy is the last N records, and says how many
+# older ones it did not keep.
+echo nop >$T/current_tracer
+echo 2048 >$T/bts_records
+cat $T/bts_records >"$res/ring.n"
+echo bts >$T/current_tracer
+echo 1 >$T/options/bts-raw
+sleep 1
+cat $T/per_cpu/cpu1/trace >"$res/ring.trace"
+echo 0 >$T/options/bts-raw
+
+echo nop >$T/current_tracer
+echo 65536 >$T/bts_records
+echo bts >$T/current_tracer
+echo 0 >$T/options/bts-kernel
+cat $T/options/bts-kernel >"$res/user.option"
+chain user
+echo 1 >$T/options/bts-kernel
+echo 0 >$T/options/bts-user
+chain kernel
+echo 1 >$T/options/bts-user
+
+# Beside a /dev/bts user on the same CPU: both exact.
+env -i setarch -R taskset -c 1 "$dump" --format=jsonl -o "$res/alone.jsonl" \
+	-- "$build/loops" >/dev/null 2>"$res/alone.err"
+echo $? >"$res/alone.rc"
+env -i setarch -R taskset -c 1 "$dump" --format=jsonl -o "$res/beside.jsonl" \
+	-- "$build/loops" >/dev/null 2>"$res/beside.err" &
+dump_pid=$!
+chain beside
+wait $dump_pid
+echo $? >"$res/beside.dump.rc"
+
+# Start, stop, switch.
+for i in $(seq 20); do
+	echo 0 >$T/tracing_on
+	echo 1 >$T/tracing_on
+	echo nop >$T/current_tracer
+	echo bts >$T/current_tracer
+	cat $T/trace >/dev/null
+done
+echo $? >"$res/loop.rc"
+echo nop >$T/current_tracer
+echo done >"$res/done"
