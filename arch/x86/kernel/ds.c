@@ -37,6 +37,7 @@
 #include <linux/sort.h>
 #include <linux/sysctl.h>
 #include <linux/task_work.h>
+#include <linux/panic_notifier.h>
 #include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
@@ -1896,6 +1897,12 @@ void ds_freeze_local(void)
 	ds_hw_write(0);
 }
 EXPORT_SYMBOL_GPL(ds_freeze_local);
+
+/* A panic freezes its CPU's trace first thing, as oops_begin() does. */
+void arch_panic_begin(void)
+{
+	ds_freeze_local();
+}
 
 /**
  * ds_thaw_local() - let branch tracing on this CPU go on after a freeze
