@@ -4,7 +4,7 @@
 # `make demo`: show what the project does today.  It grows with each
 # capability; for now it boots the test kernel on the emulated Intel CPU
 # with BTS and shows upstream perf, our bts-dump and gdb tracing a
-# program's branches.
+# program's branches, and the ftrace flight recorder.
 set -euo pipefail
 
 repo=$(realpath "$(dirname "$0")/..")
@@ -16,6 +16,13 @@ gcc -static -no-pie -O1 -g -o "$out/calls" "$repo/tests/bts/progs/calls.c"
 gcc -static -no-pie -O1 -g -I"$repo/tests/bts/progs" -o "$out/crash" \
 	"$repo/tests/bts-dump/progs/crash.c"
 make -s -C "$repo/tools/bts-dump"
+# The flight recorder's demo: a test module's known chain of kernel calls,
+# and a program that runs it on CPU 1 and reads the recorders at once.
+mkdir -p "$out/chain"
+cp "$repo/tests/trace-bts/bts_chain.c" "$repo/tests/trace-bts/Kbuild" \
+	"$out/chain/"
+make -s -C "$repo/build/linux" O="$repo/build/kernel" M="$out/chain" modules
+gcc -static -no-pie -O1 -o "$out/chain/chain" "$repo/tests/trace-bts/chain.c"
 
 "$repo/tests/vm/run" --results "$out" -- bash -c '
 	set -e
@@ -58,4 +65,20 @@ make -s -C "$repo/tools/bts-dump"
 		-ex "break stop_here" -ex continue -ex finish \
 		-ex "record function-call-history /c" -ex kill \
 		--args '"$out"'/calls 2>&1 | sed -n "/^1\t/,/^Kill/p" | grep -v ^Kill
+	echo
+	echo "== the ftrace flight recorder: echo bts > current_tracer; each CPU keeps its last branches =="
+	# The emulated CPU is one Meltdown affects: kernel recording is opt-in.
+	echo 1 >/proc/sys/kernel/bts_kernel_recording
+	insmod '"$out"'/chain/bts_chain.ko
+	# N: enough to hold the switch to the program, which names its task.
+	echo 16384 >/sys/kernel/tracing/bts_records
+	echo bts >/sys/kernel/tracing/current_tracer
+	# On CPU 1: user_a() calls user_b() 3 times, then a write runs the
+	# module'"'"'s bts_chain_a() -> b() -> c() x3; then the trace is read.
+	'"$out"'/chain/chain 1 /sys/kernel/debug/bts_chain \
+		/sys/kernel/tracing/trace /tmp/trace.txt
+	grep -m1 "^# CPU" /tmp/trace.txt
+	awk "\$1 == 1" /tmp/trace.txt | grep -B4 -A12 -m1 " -> bts_chain_a+0x0/" |
+		cut -c1-130
+	echo nop >/sys/kernel/tracing/current_tracer
 '

@@ -12,13 +12,22 @@
  * turning tracing off, which then keeps them stopped.  The file shows each
  * CPU's branches, the task that ran them, symbolized.
  *
+ * An oops or a panic freezes the crashing CPU's ring first thing (the
+ * layer's ds_freeze_local(), from oops_begin() and arch_panic_begin()),
+ * and the tracer prints its last branches (bts_dump_records) to the
+ * console from the die or panic notifier, before the machine dies.
+ *
  * See Documentation/trace/bts.rst.
  */
 #include <linux/cpu.h>
 #include <linux/fs.h>
 #include <linux/kallsyms.h>
+#include <linux/kdebug.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/notifier.h>
+#include <linux/panic_notifier.h>
+#include <linux/seq_buf.h>
 #include <linux/slab.h>
 #include <linux/tracefs.h>
 #include <linux/uaccess.h>
@@ -68,6 +77,10 @@ struct trace_bts_cpu {
 };
 
 /* Protects everything below: the recorders, N, the copies. */
+/* The most records an oops or a panic prints of its CPU's ring. */
+#define TRACE_BTS_DUMP_MAX		1024
+#define TRACE_BTS_DUMP_DEFAULT		64
+
 static DEFINE_MUTEX(trace_bts_lock);
 static DEFINE_PER_CPU(struct trace_bts_cpu, trace_bts_cpus);
 static struct trace_array *trace_bts_tr;
@@ -76,6 +89,12 @@ static u32 trace_bts_records = TRACE_BTS_DEFAULT_RECORDS;
 static bool trace_bts_recording;
 /* The recorders are stopped: tracing is off. */
 static bool trace_bts_suspended;
+/* How many records a crash prints: bts_dump_records. */
+static u64 trace_bts_dump_records = TRACE_BTS_DUMP_DEFAULT;
+static u64 trace_bts_dump_min = 1, trace_bts_dump_max = TRACE_BTS_DUMP_MAX;
+/* Where a crash copies its CPU's ring to: no allocation then. */
+static DEFINE_PER_CPU(struct bts_record [TRACE_BTS_DUMP_MAX],
+		      trace_bts_dump_buf);
 
 static enum ds_priv trace_bts_priv(u32 flags)
 {
@@ -337,53 +356,67 @@ static int trace_bts_set_flag(struct trace_array *tr, u32 old_flags, u32 bit,
 }
 
 /* An address: a kernel symbol, or a user address with no symbol here. */
-static void trace_bts_addr(struct trace_seq *s, u64 addr, bool raw)
+static void trace_bts_addr(struct seq_buf *sb, u64 addr, bool raw)
 {
 	if (!addr)
-		trace_seq_puts(s, "?");
+		seq_buf_puts(sb, "?");
 	else if (raw)
-		trace_seq_printf(s, "0x%llx", addr);
+		seq_buf_printf(sb, "0x%llx", addr);
 	else if ((s64)addr < 0)
-		trace_seq_printf(s, "%pS", (void *)(unsigned long)addr);
+		seq_buf_printf(sb, "%pS", (void *)(unsigned long)addr);
 	else
-		trace_seq_printf(s, "[user] 0x%llx", addr);
+		seq_buf_printf(sb, "[user] 0x%llx", addr);
 }
 
-static void trace_bts_pseudo(struct trace_seq *s, const struct bts_entry *e,
-			     bool raw)
+/*
+ * "FROM -> TO", or for a pseudo-record what it stands for: the line of a
+ * record in trace and in a crash's dump, without CPU and task.
+ */
+static void trace_bts_describe(struct seq_buf *sb, const struct bts_record *r,
+			       bool raw)
 {
-	u32 arg = BTS_PSEUDO_ARG(e->from);
+	u32 type = BTS_PSEUDO_TYPE(r->from), arg = BTS_PSEUDO_ARG(r->from);
 
-	switch (BTS_PSEUDO_TYPE(e->from)) {
+	if (!BTS_RECORD_IS_PSEUDO(r->from)) {
+		trace_bts_addr(sb, r->from, raw);
+		seq_buf_puts(sb, " -> ");
+		trace_bts_addr(sb, r->to, raw);
+		return;
+	}
+	switch (type) {
 	case BTS_PSEUDO_SWITCH:
-		trace_seq_printf(s, "-- switch to %lld/%lld",
-				 (long long)e->to, (long long)e->flags);
+		seq_buf_printf(sb, "-- switch to %lld/%lld", (long long)r->to,
+			       (long long)r->flags);
 		break;
 	case BTS_PSEUDO_LOST:
 		if (arg == BTS_LOST_OVERRUN)
-			trace_seq_puts(s, "-- records lost: the hardware's buffer overran");
+			seq_buf_puts(sb, "-- records lost: the hardware's buffer overran");
 		else if (arg == BTS_LOST_UNTRACED)
-			trace_seq_puts(s, "-- records lost: the CPU could not trace");
+			seq_buf_puts(sb, "-- records lost: the CPU could not trace");
 		else
-			trace_seq_printf(s, "-- %llu older records not kept",
-					 e->to);
+			seq_buf_printf(sb, "-- %llu older records not kept",
+				       r->to);
 		break;
 	case BTS_PSEUDO_USER:
 	case BTS_PSEUDO_KERNEL:
 		/* A stretch on the side not recorded: where it began, ended. */
-		trace_seq_printf(s, "-- %s from ",
-				 BTS_PSEUDO_TYPE(e->from) == BTS_PSEUDO_USER ?
-				 "user mode" : "kernel");
-		trace_bts_addr(s, e->flags, raw);
-		trace_seq_puts(s, " back at ");
-		trace_bts_addr(s, e->to, raw);
+		seq_buf_printf(sb, "-- %s from ",
+			       type == BTS_PSEUDO_USER ? "user mode" : "kernel");
+		trace_bts_addr(sb, r->flags, raw);
+		seq_buf_puts(sb, " back at ");
+		trace_bts_addr(sb, r->to, raw);
 		break;
 	default:
-		trace_seq_printf(s, "-- pseudo-record type %u arg %u: 0x%llx 0x%llx",
-				 BTS_PSEUDO_TYPE(e->from), arg, e->to,
-				 e->flags);
+		seq_buf_printf(sb, "-- pseudo-record type %u arg %u: 0x%llx 0x%llx",
+			       type, arg, r->to, r->flags);
 		break;
 	}
+}
+
+static bool trace_bts_is_detail(u64 from)
+{
+	return BTS_RECORD_IS_PSEUDO(from) &&
+	       BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_DETAIL;
 }
 
 static enum print_line_t trace_bts_print(struct trace_iterator *iter,
@@ -391,25 +424,21 @@ static enum print_line_t trace_bts_print(struct trace_iterator *iter,
 {
 	bool raw = trace_bts_flags.val & TRACE_BTS_OPT_RAW;
 	struct trace_seq *s = &iter->seq;
+	struct bts_record r;
 	struct bts_entry *e;
 
 	trace_assign_type(e, iter->ent);
 	/* Details belong to the record after them; bts-raw shows them. */
-	if (BTS_RECORD_IS_PSEUDO(e->from) &&
-	    BTS_PSEUDO_TYPE(e->from) == BTS_PSEUDO_DETAIL && !raw)
+	if (trace_bts_is_detail(e->from) && !raw)
 		return TRACE_TYPE_HANDLED;
 	trace_seq_printf(s, "%3u ", e->cpu);
 	if (e->tid >= 0)
 		trace_seq_printf(s, "%7d/%-7d ", e->tid, e->tgid);
 	else
 		trace_seq_printf(s, "%15s ", "?");
-	if (BTS_RECORD_IS_PSEUDO(e->from)) {
-		trace_bts_pseudo(s, e, raw);
-	} else {
-		trace_bts_addr(s, e->from, raw);
-		trace_seq_puts(s, " -> ");
-		trace_bts_addr(s, e->to, raw);
-	}
+	r = (struct bts_record) { e->from, e->to, e->flags };
+	/* An overflow shows in trace_handle_return(), as for trace_seq's. */
+	trace_bts_describe(&s->seq, &r, raw);
 	trace_seq_putc(s, '\n');
 	return trace_handle_return(s);
 }
@@ -423,10 +452,64 @@ static enum print_line_t trace_bts_print_line(struct trace_iterator *iter)
 
 static void trace_bts_print_header(struct seq_file *m)
 {
-	seq_puts(m, "# tracer: bts\n#\n");
 	seq_puts(m, "# CPU    TID/PID     FROM -> TO\n");
 	seq_puts(m, "#  |      |   |        |      |\n");
 }
+
+/*
+ * The crashing CPU's last records on the console, as trace shows them.
+ * Its ring was frozen first thing in the oops or panic; no lock, no
+ * sleeping, no allocation, and nothing of the other CPUs, which may be
+ * stuck anywhere.  An oops that panics (panic_on_oops) prints them twice:
+ * the ring stays frozen from the oops on.
+ */
+static void trace_bts_dump_local(const char *why)
+{
+	struct bts_record *buf = *this_cpu_ptr(&trace_bts_dump_buf);
+	struct ds_consumer *c = READ_ONCE(this_cpu_ptr(&trace_bts_cpus)->c);
+	int cpu = smp_processor_id();
+	struct seq_buf sb;
+	char line[256];
+	u32 i, n;
+
+	if (!c)
+		return;
+	n = min_t(u64, READ_ONCE(trace_bts_dump_records), TRACE_BTS_DUMP_MAX);
+	n = ds_read_last_local(c, buf, n);
+	pr_emerg("bts: the last %u branches of CPU %d before the %s, oldest first:\n",
+		 n, cpu, why);
+	for (i = 0; i < n; i++) {
+		if (trace_bts_is_detail(buf[i].from))
+			continue;
+		seq_buf_init(&sb, line, sizeof(line));
+		trace_bts_describe(&sb, &buf[i], false);
+		pr_emerg("bts: %s\n", seq_buf_str(&sb));
+	}
+	pr_emerg("bts: end of CPU %d's branches\n", cpu);
+}
+
+static int trace_bts_die(struct notifier_block *nb, unsigned long val,
+			 void *data)
+{
+	if (val == DIE_OOPS)
+		trace_bts_dump_local("oops");
+	return NOTIFY_DONE;
+}
+
+static int trace_bts_panic(struct notifier_block *nb, unsigned long val,
+			   void *data)
+{
+	trace_bts_dump_local("panic");
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block trace_bts_die_nb = {
+	.notifier_call	= trace_bts_die,
+};
+
+static struct notifier_block trace_bts_panic_nb = {
+	.notifier_call	= trace_bts_panic,
+};
 
 static struct trace_event_functions trace_bts_funcs = {
 	.trace	= trace_bts_print,
@@ -483,6 +566,13 @@ static ssize_t trace_bts_records_write(struct file *filp,
 	return ret ?: cnt;
 }
 
+static struct trace_min_max_param trace_bts_dump_param = {
+	.lock	= &trace_bts_lock,
+	.val	= &trace_bts_dump_records,
+	.min	= &trace_bts_dump_min,
+	.max	= &trace_bts_dump_max,
+};
+
 static const struct file_operations trace_bts_records_fops = {
 	.open	= tracing_open_generic,
 	.read	= trace_bts_records_read,
@@ -501,9 +591,15 @@ static __init int trace_bts_init_tracer(void)
 	ret = register_tracer(&trace_bts_tracer);
 	if (ret)
 		return ret;
-	if (!tracing_init_dentry())
+	if (!tracing_init_dentry()) {
 		trace_create_file("bts_records", TRACE_MODE_WRITE, NULL, NULL,
 				  &trace_bts_records_fops);
+		trace_create_file("bts_dump_records", TRACE_MODE_WRITE, NULL,
+				  &trace_bts_dump_param, &trace_min_max_fops);
+	}
+	register_die_notifier(&trace_bts_die_nb);
+	atomic_notifier_chain_register(&panic_notifier_list,
+				       &trace_bts_panic_nb);
 	return 0;
 }
 late_initcall(trace_bts_init_tracer);

@@ -3,7 +3,9 @@
  * bts_chain: a known chain of kernel functions for tests/trace-bts.  Each
  * write to /sys/kernel/debug/bts_chain runs bts_chain_a(), which calls
  * bts_chain_b() once, which calls bts_chain_c() three times: the calls a
- * flight recorder of the writing CPU must show, in that order.
+ * flight recorder of the writing CPU must show, in that order.  A write to
+ * /sys/kernel/debug/bts_chain_oops runs the chain, then bts_chain_crash(),
+ * which writes through a NULL pointer: an oops.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -30,6 +32,14 @@ static noinline void bts_chain_a(void)
 	barrier();
 }
 
+/* NULL, but the compiler cannot know. */
+static int *bts_chain_nowhere;
+
+static noinline void bts_chain_crash(void)
+{
+	WRITE_ONCE(*READ_ONCE(bts_chain_nowhere), 1);
+}
+
 static ssize_t bts_chain_write(struct file *file, const char __user *buf,
 			       size_t len, loff_t *pos)
 {
@@ -37,21 +47,36 @@ static ssize_t bts_chain_write(struct file *file, const char __user *buf,
 	return len;
 }
 
+static ssize_t bts_chain_oops_write(struct file *file, const char __user *buf,
+				    size_t len, loff_t *pos)
+{
+	bts_chain_a();
+	bts_chain_crash();
+	return len;
+}
+
 static const struct file_operations bts_chain_fops = {
 	.write	= bts_chain_write,
 };
 
-static struct dentry *bts_chain_file;
+static const struct file_operations bts_chain_oops_fops = {
+	.write	= bts_chain_oops_write,
+};
+
+static struct dentry *bts_chain_file, *bts_chain_oops_file;
 
 static int __init bts_chain_init(void)
 {
 	bts_chain_file = debugfs_create_file("bts_chain", 0200, NULL, NULL,
 					     &bts_chain_fops);
+	bts_chain_oops_file = debugfs_create_file("bts_chain_oops", 0200, NULL,
+						  NULL, &bts_chain_oops_fops);
 	return 0;
 }
 
 static void __exit bts_chain_exit(void)
 {
+	debugfs_remove(bts_chain_oops_file);
 	debugfs_remove(bts_chain_file);
 }
 

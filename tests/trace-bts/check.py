@@ -211,6 +211,84 @@ def run_checks(res):
         "start, stop and switch the tracer 20 times", read("loop.rc"))
 
 
+DUMP_START = re.compile(r"bts: the last (\d+) branches of CPU (\d+) before the (\w+), "
+                        r"oldest first:")
+DUMP_END = re.compile(r"bts: end of CPU (\d+)'s branches")
+
+
+def crash_dump(log, why):
+    """The records of the first dump of CPU 1 before @why in a serial log,
+    as Rec objects, and the count its header gives; ([], None) if none."""
+    recs, n, inside = [], None, False
+    for line in log.splitlines():
+        line = re.sub(r"^\[[ 0-9.]+\] ", "", line)
+        m = DUMP_START.search(line)
+        if m and int(m.group(2)) == CPU and m.group(3) == why and n is None:
+            n, inside = int(m.group(1)), True
+            continue
+        if inside and DUMP_END.search(line):
+            break
+        if inside and line.startswith("bts: "):
+            recs.append(Rec(CPU, "?", line[len("bts: "):]))
+    return recs, n
+
+
+def check_crash_dump(what, log):
+    """The path into the crash, in order, ending where the ring froze."""
+    recs, n = crash_dump(log, what)
+    problems = []
+    if n is None:
+        return ["no dump of CPU %d before the %s" % (CPU, what)]
+    branches = [r for r in recs if r.src]
+    if n > 512 or n < 400:
+        problems.append("the dump has %d records, 512 asked for" % n)
+    calls = [(c, d) for _, c, d in kernel_calls(recs)]
+    funcs = [(ksym(r.src) or ("",))[0] + " -> " + (ksym(r.dst) or ("",))[0]
+             for r in branches]
+    if what == "oops":
+        want = CHAIN_CALLS[1:] + [("bts_chain_oops_write", "bts_chain_crash")]
+        if calls[-len(want):] != want:
+            problems.append("chain calls in the dump: %s" % calls)
+        fault = [i for i, f in enumerate(funcs)
+                 if f == "bts_chain_crash -> asm_exc_page_fault"]
+        if not fault:
+            problems.append("no fault from bts_chain_crash in the dump")
+    else:
+        into = [i for i, f in enumerate(funcs) if f.endswith("-> sysrq_handle_crash")]
+        panic = [i for i, f in enumerate(funcs)
+                 if f.endswith("-> panic") or f.endswith("-> vpanic")]
+        if not into or not panic or panic[-1] < into[-1]:
+            problems.append("no call into sysrq_handle_crash, then panic "
+                            "(%s, %s)" % (into, panic))
+    # The ring ends in the call that froze it: from oops_begin() into
+    # ds_freeze_local(), or into arch_panic_begin() (ds_freeze_local()
+    # inlined), and the freeze's own branches up to its WRMSR.
+    entry = "ds_freeze_local" if what == "oops" else "arch_panic_begin"
+    freeze = ("ds_freeze_local", "arch_panic_begin", "ds_hw_write")
+    calls_in = [i for i, f in enumerate(funcs) if f.endswith("-> " + entry)]
+    after = [f for f in funcs[calls_in[-1] + 1:]] if calls_in else []
+    if not calls_in or len(after) > 8 or \
+            any(f.split(" -> ")[0] not in freeze or
+                f.split(" -> ")[1] not in freeze for f in after):
+        problems.append("the ring does not end with the call into %s and "
+                        "the freeze: %s" % (entry, funcs[-6:]))
+    return problems
+
+
+def crash_checks():
+    oops_log = read("oops/serial.log")
+    problems = check_crash_dump("oops", oops_log)
+    tap(read("oops/vm.rc").strip() == "126" and not problems,
+        "an oops on CPU 1: the console shows its last branches, the chain, "
+        "the fault in bts_chain_crash, up to the freeze in oops_begin()",
+        "\n".join(problems + ["VM exit %s" % read("oops/vm.rc").strip()]))
+    problems = check_crash_dump("panic", read("panic/serial.log"))
+    tap(read("panic/vm.rc").strip() in ("125", "126") and not problems,
+        "sysrq-c on CPU 1: the console shows its last branches, into "
+        "sysrq_handle_crash and panic(), up to the freeze",
+        "\n".join(problems + ["VM exit %s" % read("panic/vm.rc").strip()]))
+
+
 def self_test():
     """Each check fails on results broken its way."""
     global results
@@ -232,14 +310,26 @@ def self_test():
     bad = no_addresses(parse("  1 ? [user] 0x401000 -> do_syscall_64+0x5/0x100\n"),
                        kernel=False)
     ok &= bool(bad)
+    log = read("oops/serial.log")
+    no_fault = "\n".join(l for l in log.splitlines()
+                         if "bts_chain_crash+" not in l or "asm_exc_page_fault" not in l)
+    cut = "\n".join(l for l in log.splitlines() if "-> ds_freeze_local+" not in l)
+    for what, text in (("the fault dropped", no_fault),
+                       ("the freeze dropped", cut)):
+        problems = check_crash_dump("oops", text)
+        print("#   self-test, oops dump with %s: %s" % (what, "; ".join(problems)[:200]))
+        ok &= bool(problems)
     results = saved
     tap(ok and calls, "self-test: the chain check fails with a call dropped or "
-        "on another CPU, the address check with a kernel address")
+        "on another CPU, the address check with a kernel address, the crash "
+        "check without the fault or the freeze")
 
 
 def main():
     if "--self-test" in sys.argv:
         self_test()
+    elif "--crash" in sys.argv:
+        crash_checks()
     else:
         run_checks(RES)
     print("1..%d" % len(results))
