@@ -87,6 +87,12 @@ static struct trace_array *trace_bts_tr;
 static u32 trace_bts_records = TRACE_BTS_DEFAULT_RECORDS;
 /* Every possible CPU has its recorder (trace_bts_request_all()). */
 static bool trace_bts_recording;
+/*
+ * The same, for a crash dump, which takes no lock: set once the recorders
+ * exist (release, paired with the dump's acquire), cleared a grace period
+ * before they go.
+ */
+static bool trace_bts_dumpable;
 /* The recorders are stopped: tracing is off. */
 static bool trace_bts_suspended;
 /* How many records a crash prints: bts_dump_records. */
@@ -106,6 +112,11 @@ static void trace_bts_release_all(void)
 {
 	int cpu;
 
+	/* A dump that saw the recorders runs with interrupts off: wait. */
+	if (READ_ONCE(trace_bts_dumpable)) {
+		WRITE_ONCE(trace_bts_dumpable, false);
+		synchronize_rcu();
+	}
 	for_each_possible_cpu(cpu) {
 		struct trace_bts_cpu *bc = per_cpu_ptr(&trace_bts_cpus, cpu);
 
@@ -144,6 +155,7 @@ static int trace_bts_request_all(u32 flags)
 		*bc = (struct trace_bts_cpu) { .c = c, .tid = -1, .tgid = -1 };
 	}
 	trace_bts_recording = true;
+	smp_store_release(&trace_bts_dumpable, true);
 	return 0;
 }
 
@@ -466,14 +478,16 @@ static void trace_bts_print_header(struct seq_file *m)
 static void trace_bts_dump_local(const char *why)
 {
 	struct bts_record *buf = *this_cpu_ptr(&trace_bts_dump_buf);
-	struct ds_consumer *c = READ_ONCE(this_cpu_ptr(&trace_bts_cpus)->c);
 	int cpu = smp_processor_id();
+	struct ds_consumer *c;
 	struct seq_buf sb;
 	char line[256];
 	u32 i, n;
 
-	if (!c)
+	/* Pairs with the store in trace_bts_request_all(). */
+	if (!smp_load_acquire(&trace_bts_dumpable))
 		return;
+	c = this_cpu_ptr(&trace_bts_cpus)->c;
 	n = min_t(u64, READ_ONCE(trace_bts_dump_records), TRACE_BTS_DUMP_MAX);
 	n = ds_read_last_local(c, buf, n);
 	pr_emerg("bts: the last %u branches of CPU %d before the %s, oldest first:\n",
