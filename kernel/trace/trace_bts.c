@@ -65,42 +65,40 @@ static struct tracer_flags trace_bts_flags = {
 /**
  * struct trace_bts_cpu - one CPU's recorder
  * @c: its ring consumer, NULL while the tracer is off
+ * @dump: where a crash copies the ring's last records to, TRACE_BTS_DUMP_MAX
+ *	of them: no allocation then
  * @copied: the ring's records ever produced when it was last copied
  * @tid: the thread that ran the last record copied, -1 if unknown
  * @tgid: its process
  */
 struct trace_bts_cpu {
 	struct ds_consumer	*c;
+	struct bts_record	*dump;
 	u64			copied;
 	s32			tid;
 	s32			tgid;
 };
 
-/* Protects everything below: the recorders, N, the copies. */
 /* The most records an oops or a panic prints of its CPU's ring. */
 #define TRACE_BTS_DUMP_MAX		1024
 #define TRACE_BTS_DUMP_DEFAULT		64
 
+/* Protects everything below: the recorders, N, the copies. */
 static DEFINE_MUTEX(trace_bts_lock);
 static DEFINE_PER_CPU(struct trace_bts_cpu, trace_bts_cpus);
 static struct trace_array *trace_bts_tr;
 static u32 trace_bts_records = TRACE_BTS_DEFAULT_RECORDS;
-/* Every possible CPU has its recorder (trace_bts_request_all()). */
-static bool trace_bts_recording;
 /*
- * The same, for a crash dump, which takes no lock: set once the recorders
- * exist (release, paired with the dump's acquire), cleared a grace period
- * before they go.
+ * Every possible CPU has its recorder (trace_bts_request_all()).  A crash
+ * dump, which takes no lock, reads it too: set once the recorders exist,
+ * cleared a grace period before they go.
  */
-static bool trace_bts_dumpable;
+static bool trace_bts_recording;
 /* The recorders are stopped: tracing is off. */
 static bool trace_bts_suspended;
 /* How many records a crash prints: bts_dump_records. */
 static u64 trace_bts_dump_records = TRACE_BTS_DUMP_DEFAULT;
 static u64 trace_bts_dump_min = 1, trace_bts_dump_max = TRACE_BTS_DUMP_MAX;
-/* Where a crash copies its CPU's ring to: no allocation then. */
-static DEFINE_PER_CPU(struct bts_record [TRACE_BTS_DUMP_MAX],
-		      trace_bts_dump_buf);
 
 static enum ds_priv trace_bts_priv(u32 flags)
 {
@@ -113,8 +111,8 @@ static void trace_bts_release_all(void)
 	int cpu;
 
 	/* A dump that saw the recorders runs with interrupts off: wait. */
-	if (READ_ONCE(trace_bts_dumpable)) {
-		WRITE_ONCE(trace_bts_dumpable, false);
+	if (trace_bts_recording) {
+		WRITE_ONCE(trace_bts_recording, false);
 		synchronize_rcu();
 	}
 	for_each_possible_cpu(cpu) {
@@ -122,9 +120,10 @@ static void trace_bts_release_all(void)
 
 		if (bc->c)
 			ds_release_bts(bc->c);
+		kfree(bc->dump);
 		bc->c = NULL;
+		bc->dump = NULL;
 	}
-	trace_bts_recording = false;
 }
 
 /*
@@ -147,15 +146,18 @@ static int trace_bts_request_all(u32 flags)
 		struct ds_consumer *c;
 
 		cfg.cpu = cpu;
-		c = ds_request_bts(&cfg);
+		*bc = (struct trace_bts_cpu) { .tid = -1, .tgid = -1 };
+		bc->dump = kcalloc_node(TRACE_BTS_DUMP_MAX, sizeof(*bc->dump),
+					GFP_KERNEL, cpu_to_node(cpu));
+		c = bc->dump ? ds_request_bts(&cfg) : ERR_PTR(-ENOMEM);
 		if (IS_ERR(c)) {
 			trace_bts_release_all();
 			return PTR_ERR(c);
 		}
-		*bc = (struct trace_bts_cpu) { .c = c, .tid = -1, .tgid = -1 };
+		bc->c = c;
 	}
-	trace_bts_recording = true;
-	smp_store_release(&trace_bts_dumpable, true);
+	/* Pairs with the crash dump's acquire: the recorders are there. */
+	smp_store_release(&trace_bts_recording, true);
 	return 0;
 }
 
@@ -477,19 +479,19 @@ static void trace_bts_print_header(struct seq_file *m)
  */
 static void trace_bts_dump_local(const char *why)
 {
-	struct bts_record *buf = *this_cpu_ptr(&trace_bts_dump_buf);
+	struct trace_bts_cpu *bc = this_cpu_ptr(&trace_bts_cpus);
 	int cpu = smp_processor_id();
-	struct ds_consumer *c;
+	struct bts_record *buf;
 	struct seq_buf sb;
 	char line[256];
 	u32 i, n;
 
-	/* Pairs with the store in trace_bts_request_all(). */
-	if (!smp_load_acquire(&trace_bts_dumpable))
+	/* Pairs with the release in trace_bts_request_all(). */
+	if (!smp_load_acquire(&trace_bts_recording))
 		return;
-	c = this_cpu_ptr(&trace_bts_cpus)->c;
+	buf = bc->dump;
 	n = min_t(u64, READ_ONCE(trace_bts_dump_records), TRACE_BTS_DUMP_MAX);
-	n = ds_read_last_local(c, buf, n);
+	n = ds_read_last_local(bc->c, buf, n);
 	pr_emerg("bts: the last %u branches of CPU %d before the %s, oldest first:\n",
 		 n, cpu, why);
 	for (i = 0; i < n; i++) {
