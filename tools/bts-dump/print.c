@@ -41,6 +41,17 @@ struct map_details {
 	char name[BTS_MAP_NAME_MAX];
 };
 
+/*
+ * Forget the details: the masks say what is there, so clearing them is
+ * enough, and cheap on the path of every branch.
+ */
+static inline void map_details_clear(struct map_details *d)
+{
+	d->file_have = 0;
+	d->id_have = 0;
+	d->name_have = 0;
+}
+
 struct thread {
 	u32 tid;
 	u32 pid;
@@ -174,7 +185,7 @@ static void thread_reset(struct thread *t)
 	t->func = NULL;
 	t->have_detail = false;
 	t->payload_have = 0;
-	memset(&t->map, 0, sizeof(t->map));
+	map_details_clear(&t->map);
 }
 
 static struct thread *thread_get(struct printer *pr, u32 tid,
@@ -1058,7 +1069,7 @@ static int p_records(struct sink *s, u32 stream,
 		if (!BTS_RECORD_IS_PSEUDO(r->from)) {
 			(*cur)->have_detail = false;
 			(*cur)->payload_have = 0;
-			memset(&(*cur)->map, 0, sizeof((*cur)->map));
+			map_details_clear(&(*cur)->map);
 			on_branch(pr, *cur, r);
 			continue;
 		}
@@ -1103,7 +1114,7 @@ static int p_records(struct sink *s, u32 stream,
 		}
 		(*cur)->have_detail = false;
 		(*cur)->payload_have = 0;
-		memset(&(*cur)->map, 0, sizeof((*cur)->map));
+		map_details_clear(&(*cur)->map);
 	}
 	return 0;
 }
