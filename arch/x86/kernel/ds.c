@@ -1883,18 +1883,24 @@ EXPORT_SYMBOL_GPL(ds_read_last_bts);
  * the call (first thing in oops_begin() or panic()), not those of the
  * printing that follows.  Nothing restarts the hardware on this CPU, no
  * switch, NMI or unpause, until ds_thaw_local(); the other CPUs go on.
+ * A snapshot taken on a running machine (an event trigger) freezes and
+ * thaws around its ds_read_last_local(); it thaws only when its own call
+ * froze the CPU, so that it never undoes a crash's freeze.
  *
  * Context: any, NMI included, preemption off: no locks, no IPI, no sleeping,
  * no allocation.
+ * Return: true if this call froze the CPU; false if it was frozen already
+ * or no consumer is active.
  */
-void ds_freeze_local(void)
+bool ds_freeze_local(void)
 {
-	if (!static_branch_unlikely(&ds_active))
-		return;
+	if (!static_branch_unlikely(&ds_active) || this_cpu_read(ds_cpu.frozen))
+		return false;
 	this_cpu_write(ds_cpu.frozen, true);
 	/* The flag first: an NMI from here on restarts nothing. */
 	barrier();
 	ds_hw_write(0);
+	return true;
 }
 EXPORT_SYMBOL_GPL(ds_freeze_local);
 

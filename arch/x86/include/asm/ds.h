@@ -161,7 +161,7 @@ void ds_release_bts(struct ds_consumer *c);
 void ds_suspend_bts(struct ds_consumer *c);
 void ds_resume_bts(struct ds_consumer *c);
 u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
-void ds_freeze_local(void);
+bool ds_freeze_local(void);
 void ds_thaw_local(void);
 u32 ds_read_last_local(struct ds_consumer *c, struct bts_record *out, u32 n);
 u32 ds_peek_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
@@ -220,7 +220,7 @@ ds_request_bts(const struct ds_bts_config *cfg)
 }
 
 static inline void ds_append_marker(const struct ds_marker *m) { }
-static inline void ds_freeze_local(void) { }
+static inline bool ds_freeze_local(void) { return false; }
 static inline void ds_thaw_local(void) { }
 static inline int ds_claim_bts_hw(void) { return 0; }
 static inline void ds_unclaim_bts_hw(void) { }
