@@ -12,10 +12,16 @@
  * turning tracing off, which then keeps them stopped.  The file shows each
  * CPU's branches, the task that ran them, symbolized.
  *
+ * The bts_snapshot event trigger copies the last branches of the CPU an
+ * event fires on into the ftrace buffer, there and then: the branches that
+ * led to the event.
+ *
  * An oops or a panic freezes the crashing CPU's ring first thing (the
  * layer's ds_freeze_local(), from oops_begin() and arch_panic_begin()),
  * and the tracer prints its last branches (bts_dump_records) to the
- * console from the die or panic notifier, before the machine dies.
+ * console from the die or panic notifier, before the machine dies; with
+ * ftrace_dump_on_oops they go into the ftrace buffer too, so that its dump
+ * shows them among the other events.
  *
  * See Documentation/trace/bts.rst.
  */
@@ -63,27 +69,44 @@ static struct tracer_flags trace_bts_flags = {
 #define TRACE_BTS_DEFAULT_RECORDS	2048
 
 /**
+ * struct trace_bts_task - who ran the records being copied
+ * @tid: the thread, -1 if unknown
+ * @tgid: its process
+ */
+struct trace_bts_task {
+	s32	tid;
+	s32	tgid;
+};
+
+/**
  * struct trace_bts_cpu - one CPU's recorder
  * @c: its ring consumer, NULL while the tracer is off
  * @dump: where a crash copies the ring's last records to, TRACE_BTS_DUMP_MAX
  *	of them: no allocation then
+ * @snap: the same for a bts_snapshot trigger, which a crash may interrupt
+ * @snapping: a bts_snapshot trigger runs on the CPU; one that interrupts it
+ *	(from an NMI) takes none
  * @copied: the ring's records ever produced when it was last copied
- * @tid: the thread that ran the last record copied, -1 if unknown
- * @tgid: its process
+ * @task: who ran the last record copied
  */
 struct trace_bts_cpu {
 	struct ds_consumer	*c;
 	struct bts_record	*dump;
+	struct bts_record	*snap;
+	int			snapping;
 	u64			copied;
-	s32			tid;
-	s32			tgid;
+	struct trace_bts_task	task;
 };
 
-/* The most records an oops or a panic prints of its CPU's ring. */
+/* The most records an oops, a panic or a snapshot shows of a CPU's ring. */
 #define TRACE_BTS_DUMP_MAX		1024
 #define TRACE_BTS_DUMP_DEFAULT		64
 
-/* Protects everything below: the recorders, N, the copies. */
+/*
+ * Protects everything below: the recorders, N, the copies.  A crash dump
+ * and a snapshot, which take no lock, read trace_bts_tr and the recorders
+ * once trace_bts_recording says they are there.
+ */
 static DEFINE_MUTEX(trace_bts_lock);
 static DEFINE_PER_CPU(struct trace_bts_cpu, trace_bts_cpus);
 static struct trace_array *trace_bts_tr;
@@ -96,7 +119,7 @@ static u32 trace_bts_records = TRACE_BTS_DEFAULT_RECORDS;
 static bool trace_bts_recording;
 /* The recorders are stopped: tracing is off. */
 static bool trace_bts_suspended;
-/* How many records a crash prints: bts_dump_records. */
+/* How many records a crash or a snapshot shows: bts_dump_records. */
 static u64 trace_bts_dump_records = TRACE_BTS_DUMP_DEFAULT;
 static u64 trace_bts_dump_min = 1, trace_bts_dump_max = TRACE_BTS_DUMP_MAX;
 
@@ -121,8 +144,10 @@ static void trace_bts_release_all(void)
 		if (bc->c)
 			ds_release_bts(bc->c);
 		kfree(bc->dump);
+		kfree(bc->snap);
 		bc->c = NULL;
 		bc->dump = NULL;
+		bc->snap = NULL;
 	}
 }
 
@@ -146,10 +171,12 @@ static int trace_bts_request_all(u32 flags)
 		struct ds_consumer *c;
 
 		cfg.cpu = cpu;
-		*bc = (struct trace_bts_cpu) { .tid = -1, .tgid = -1 };
+		*bc = (struct trace_bts_cpu) { .task = { -1, -1 } };
 		bc->dump = kcalloc_node(TRACE_BTS_DUMP_MAX, sizeof(*bc->dump),
 					GFP_KERNEL, cpu_to_node(cpu));
-		c = bc->dump ? ds_request_bts(&cfg) : ERR_PTR(-ENOMEM);
+		bc->snap = kcalloc_node(TRACE_BTS_DUMP_MAX, sizeof(*bc->snap),
+					GFP_KERNEL, cpu_to_node(cpu));
+		c = bc->dump && bc->snap ? ds_request_bts(&cfg) : ERR_PTR(-ENOMEM);
 		if (IS_ERR(c)) {
 			trace_bts_release_all();
 			return PTR_ERR(c);
@@ -161,9 +188,13 @@ static int trace_bts_request_all(u32 flags)
 	return 0;
 }
 
-/* Put one record into the current CPU's ftrace buffer. */
+/*
+ * Put one record of CPU @cpu, run by @task, into the current CPU's ftrace
+ * buffer.  The entry's common_pid is that thread when known, so that
+ * trace-cmd and perf show it; else the thread that copies.
+ */
 static void trace_bts_put(struct trace_buffer *buffer, int cpu,
-			  const struct trace_bts_cpu *bc,
+			  const struct trace_bts_task *task,
 			  const struct bts_record *r)
 {
 	struct ring_buffer_event *event;
@@ -174,13 +205,26 @@ static void trace_bts_put(struct trace_buffer *buffer, int cpu,
 	if (!event)
 		return;
 	entry = ring_buffer_event_data(event);
+	if (task->tid >= 0)
+		entry->ent.pid = task->tid;
 	entry->from = r->from;
 	entry->to = r->to;
 	entry->flags = r->flags;
 	entry->cpu = cpu;
-	entry->tid = bc->tid;
-	entry->tgid = bc->tgid;
+	entry->tid = task->tid;
+	entry->tgid = task->tgid;
 	trace_buffer_unlock_commit_nostack(buffer, event);
+}
+
+/* A task switch in the records: who runs the ones after it. */
+static void trace_bts_follow(struct trace_bts_task *task,
+			     const struct bts_record *r)
+{
+	if (BTS_RECORD_IS_PSEUDO(r->from) &&
+	    BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_SWITCH) {
+		task->tid = r->to;
+		task->tgid = r->flags;
+	}
 }
 
 struct trace_bts_copy {
@@ -215,19 +259,12 @@ static long trace_bts_copy_cpu(void *arg)
 		};
 
 		/* Who ran the first record kept is unknown now. */
-		bc->tid = -1;
-		bc->tgid = -1;
-		trace_bts_put(cp->buffer, cpu, bc, &lost);
+		bc->task = (struct trace_bts_task) { -1, -1 };
+		trace_bts_put(cp->buffer, cpu, &bc->task, &lost);
 	}
 	for (i = 0; i < n; i++) {
-		const struct bts_record *r = &cp->buf[i];
-
-		if (BTS_RECORD_IS_PSEUDO(r->from) &&
-		    BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_SWITCH) {
-			bc->tid = r->to;
-			bc->tgid = r->flags;
-		}
-		trace_bts_put(cp->buffer, cpu, bc, r);
+		trace_bts_follow(&bc->task, &cp->buf[i]);
+		trace_bts_put(cp->buffer, cpu, &bc->task, &cp->buf[i]);
 	}
 	bc->copied = st.produced;
 	return 0;
@@ -287,9 +324,11 @@ static int trace_bts_init(struct trace_array *tr)
 		return -ENODEV;
 	guard(mutex)(&trace_bts_lock);
 	trace_bts_suspended = !tracer_tracing_is_on(tr);
+	/* Set before the recorders are published: a crash dump reads it. */
+	WRITE_ONCE(trace_bts_tr, tr);
 	ret = trace_bts_request_all(trace_bts_flags.val);
-	if (!ret)
-		trace_bts_tr = tr;
+	if (ret)
+		WRITE_ONCE(trace_bts_tr, NULL);
 	return ret;
 }
 
@@ -297,7 +336,7 @@ static void trace_bts_reset(struct trace_array *tr)
 {
 	guard(mutex)(&trace_bts_lock);
 	trace_bts_release_all();
-	trace_bts_tr = NULL;
+	WRITE_ONCE(trace_bts_tr, NULL);
 }
 
 static void trace_bts_start(struct trace_array *tr)
@@ -471,11 +510,81 @@ static void trace_bts_print_header(struct seq_file *m)
 }
 
 /*
- * The crashing CPU's last records on the console, as trace shows them.
- * Its ring was frozen first thing in the oops or panic; no lock, no
- * sleeping, no allocation, and nothing of the other CPUs, which may be
- * stuck anywhere.  An oops that panics (panic_on_oops) prints them twice:
- * the ring stays frozen from the oops on.
+ * Put @n records of this CPU's ring, read while it was frozen, into @tr's
+ * buffer after a line, from @ip, that says what they are.  Their task is
+ * known from their first task switch on.  Context: any, NMI included.
+ */
+static void trace_bts_put_local(struct trace_array *tr, unsigned long ip,
+				const char *what, const struct bts_record *buf,
+				u32 n)
+{
+	struct trace_bts_task task = { -1, -1 };
+	int cpu = smp_processor_id();
+	char line[80];
+	u32 i;
+
+	i = scnprintf(line, sizeof(line), "%s: CPU %d's last %u records follow\n",
+		      what, cpu, n);
+	__trace_array_puts(tr, ip, line, i);
+	for (i = 0; i < n; i++) {
+		trace_bts_follow(&task, &buf[i]);
+		trace_bts_put(tr->array_buffer.buffer, cpu, &task, &buf[i]);
+	}
+}
+
+/**
+ * trace_bts_snapshot() - the last branches of this CPU into the trace
+ * @tr: the trace array of the event whose bts_snapshot trigger fired
+ *
+ * When the bts tracer records in @tr, the newest bts_dump_records records
+ * of this CPU's ring go into @tr's buffer there and then, after a line
+ * that says so: the branches that led to the event.  The ring is frozen
+ * meanwhile, so the snapshot's own branches are in no one's trace, as the
+ * layer's own are not; it goes on recording after.  Records a snapshot
+ * shows show again in the next copy of the ring (opening trace, tracing
+ * off).  A trigger that fires in the middle of another on the same CPU
+ * (from an NMI) takes no snapshot, and leaves a line that says so.
+ *
+ * Context: any, NMI included (an event trigger, after the event's commit):
+ * no locks, no sleeping, no allocation.
+ */
+void trace_bts_snapshot(struct trace_array *tr)
+{
+	struct trace_bts_cpu *bc = this_cpu_ptr(&trace_bts_cpus);
+	bool froze;
+	u32 n;
+
+	/*
+	 * Pairs with the release in trace_bts_request_all(); the recorders
+	 * stay a grace period after the flag goes, and a trigger runs with
+	 * preemption off.
+	 */
+	if (!smp_load_acquire(&trace_bts_recording) ||
+	    READ_ONCE(trace_bts_tr) != tr)
+		return;
+	if (this_cpu_inc_return(trace_bts_cpus.snapping) == 1) {
+		n = min_t(u64, READ_ONCE(trace_bts_dump_records),
+			  TRACE_BTS_DUMP_MAX);
+		froze = ds_freeze_local();
+		n = ds_read_last_local(bc->c, bc->snap, n);
+		if (froze)
+			ds_thaw_local();
+		trace_bts_put_local(tr, _THIS_IP_, "snapshot", bc->snap, n);
+	} else {
+		trace_bts_put_local(tr, _THIS_IP_,
+				    "snapshot in a snapshot, none taken", NULL, 0);
+	}
+	this_cpu_dec(trace_bts_cpus.snapping);
+}
+
+/*
+ * The crashing CPU's last records on the console, as trace shows them,
+ * and with ftrace_dump_on_oops in the ftrace buffer too, which is dumped
+ * next (trace.c's notifiers come after ours).  Its ring was frozen first
+ * thing in the oops or panic; no lock, no sleeping, no allocation, and
+ * nothing of the other CPUs, which may be stuck anywhere.  An oops that
+ * panics (panic_on_oops) prints them twice: the ring stays frozen from
+ * the oops on.
  */
 static void trace_bts_dump_local(const char *why)
 {
@@ -492,6 +601,9 @@ static void trace_bts_dump_local(const char *why)
 	buf = bc->dump;
 	n = min_t(u64, READ_ONCE(trace_bts_dump_records), TRACE_BTS_DUMP_MAX);
 	n = ds_read_last_local(bc->c, buf, n);
+	if (ftrace_dump_on_oops_enabled())
+		trace_bts_put_local(READ_ONCE(trace_bts_tr), _THIS_IP_, why,
+				    buf, n);
 	pr_emerg("bts: the last %u branches of CPU %d before the %s, oldest first:\n",
 		 n, cpu, why);
 	for (i = 0; i < n; i++) {
@@ -519,12 +631,15 @@ static int trace_bts_panic(struct notifier_block *nb, unsigned long val,
 	return NOTIFY_DONE;
 }
 
+/* Before trace.c's, which dump the ftrace buffer (ftrace_dump_on_oops). */
 static struct notifier_block trace_bts_die_nb = {
 	.notifier_call	= trace_bts_die,
+	.priority	= INT_MAX,
 };
 
 static struct notifier_block trace_bts_panic_nb = {
 	.notifier_call	= trace_bts_panic,
+	.priority	= INT_MAX,
 };
 
 static struct trace_event_functions trace_bts_funcs = {

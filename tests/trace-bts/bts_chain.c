@@ -3,7 +3,9 @@
  * bts_chain: a known chain of kernel functions for tests/trace-bts.  Each
  * write to /sys/kernel/debug/bts_chain runs bts_chain_a(), which calls
  * bts_chain_b() once, which calls bts_chain_c() three times: the calls a
- * flight recorder of the writing CPU must show, in that order.  A write to
+ * flight recorder of the writing CPU must show, in that order.  Each call
+ * of bts_chain_c() fires the tracepoint bts_chain:bts_chain_c with its
+ * index (0, 1, 2), for event triggers.  A write to
  * /sys/kernel/debug/bts_chain_oops runs the chain, then bts_chain_crash(),
  * which writes through a NULL pointer: an oops.
  */
@@ -11,10 +13,14 @@
 #include <linux/fs.h>
 #include <linux/module.h>
 
+#define CREATE_TRACE_POINTS
+#include "bts_chain_trace.h"
+
 static int bts_chain_sink;
 
 static noinline void bts_chain_c(int i)
 {
+	trace_bts_chain_c(i);
 	WRITE_ONCE(bts_chain_sink, READ_ONCE(bts_chain_sink) + i);
 }
 

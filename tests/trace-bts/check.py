@@ -18,7 +18,13 @@ CHAIN_CALLS = [("bts_chain_write", "bts_chain_a"), ("bts_chain_a", "bts_chain_b"
                ("bts_chain_b", "bts_chain_c"), ("bts_chain_b", "bts_chain_c"),
                ("bts_chain_b", "bts_chain_c")]
 LINE = re.compile(r"^\s*(\d+)\s+(\?|-?\d+/-?\d+)\s+(.*)$")
-KSYM = re.compile(r"^([A-Za-z0-9_.]+)\+0x([0-9a-f]+)/0x[0-9a-f]+( \[\w+\])?$")
+# The tracer's %pS, and libtraceevent's (trace-cmd report), with no size.
+KSYM = re.compile(r"^([A-Za-z0-9_.]+)\+0x([0-9a-f]+)(/0x[0-9a-f]+)?( \[\w+\])?$")
+# A bts event as trace-cmd report prints it with the format's print fmt.
+REPORT = re.compile(r"^\s*(.+)-(\d+)\s+\[(\d+)\]\s+[\d.]+:\s+bts:\s+"
+                    r"cpu=(\d+) tid=(-?\d+) tgid=(-?\d+) (\S+) -> (\S+) "
+                    r"flags=0x[0-9a-f]+$")
+SNAPSHOT = re.compile(r"snapshot: CPU (\d+)'s last (\d+) records follow")
 
 results = []
 
@@ -61,6 +67,27 @@ def parse(text):
         if m:
             recs.append(Rec(int(m.group(1)), m.group(2), m.group(3)))
     return recs
+
+
+def from_report(text):
+    """trace-cmd report's bts events in the tracer's own format (trace),
+    and the events whose common_pid is not their thread's."""
+    lines, wrong_pid = [], []
+    for line in text.splitlines():
+        m = REPORT.match(line)
+        if not m:
+            continue
+        pid, cpu, tid, tgid = (int(m.group(i)) for i in (2, 4, 5, 6))
+        ends = []
+        for addr in (m.group(7), m.group(8)):
+            if re.match(r"^(0x)?[0-9a-f]+$", addr) and int(addr, 16) < 1 << 47:
+                addr = "[user] 0x%x" % int(addr, 16)
+            ends.append(addr)
+        if tid >= 0 and pid != tid:
+            wrong_pid.append(line)
+        lines.append("%3d %s %s -> %s" % (
+            cpu, "%d/%d" % (tid, tgid) if tid >= 0 else "?", ends[0], ends[1]))
+    return "\n".join(lines) + "\n", wrong_pid
 
 
 def ksym(addr):
@@ -129,6 +156,28 @@ def check_chain(name, want_user=True, want_kernel=True, trace=None):
         problems.append("the kernel chain is not the chain's thread's (%s)"
                         % [recs[i].task for i, _, _ in kc])
     return problems, recs
+
+
+def check_snapshot(text):
+    """The snapshot's records: the module's chain up to the third call of
+    bts_chain_c(), which fired the trigger, and no return from it."""
+    heads = [m for m in (SNAPSHOT.search(l) for l in text.splitlines()) if m]
+    recs = [r for r in parse(text) if r.cpu == CPU]
+    problems = []
+    if len(heads) != 1 or heads[0].group(1) != str(CPU) or \
+            heads[0].group(2) != "1024":
+        problems.append("snapshot lines: %s" % [m.group(0) for m in heads])
+    kc = kernel_calls(recs)
+    if [(c, d) for _, c, d in kc] != CHAIN_CALLS:
+        problems.append("calls in the snapshot: %s" % [(c, d) for _, c, d in kc])
+    back = [i for i, r in enumerate(recs)
+            if (ksym(r.src) or ("",))[0] == "bts_chain_c" and
+            (ksym(r.dst) or ("",))[0] == "bts_chain_b"]
+    if kc and back and back[-1] > kc[-1][0]:
+        problems.append("the snapshot goes on after the third call returned")
+    if len(recs) < 500:
+        problems.append("only %d records in the snapshot" % len(recs))
+    return problems
 
 
 def no_addresses(recs, kernel):
@@ -207,6 +256,24 @@ def run_checks(res):
         "alone %s (exit %s), beside %s (exit %s)" % (
             len(alone or []), read("alone.rc").strip(),
             len(beside or []), read("beside.dump.rc").strip()))
+    problems = check_snapshot(read("snapshot.trace"))
+    trigger = read("snapshot.trigger").strip()
+    tap(read("snapshot.rc").strip() == "0" and
+        trigger == "bts_snapshot:unlimited if i == 2" and not problems,
+        "bts_snapshot if i == 2 on bts_chain_c: one snapshot on CPU 1, its "
+        "last 1024 records end in the chain's third call",
+        "\n".join(problems + ["trigger: %r" % trigger]))
+
+    report, wrong_pid = from_report(read("tracecmd.report.out"))
+    problems, _ = check_chain("tracecmd", trace=report)
+    tap(read("tracecmd.report.rc").strip() == "0" and not problems and
+        not wrong_pid,
+        "trace-cmd record -p bts, trace-cmd report: the chains on CPU 1, "
+        "each event's common_pid its thread",
+        "\n".join(problems + wrong_pid[:3] +
+                  read("tracecmd.err").splitlines()[-5:] +
+                  read("tracecmd.report.err").splitlines()[-5:]))
+
     tap(read("loop.rc").strip() == "0" and read("done").strip() == "done",
         "start, stop and switch the tracer 20 times", read("loop.rc"))
 
@@ -310,6 +377,29 @@ def self_test():
     bad = no_addresses(parse("  1 ? [user] 0x401000 -> do_syscall_64+0x5/0x100\n"),
                        kernel=False)
     ok &= bool(bad)
+    snap = read("snapshot.trace").splitlines()
+    third = [i for i, l in enumerate(snap) if "-> bts_chain_c+0x0/" in l][-1:]
+    ret = "  1 ? bts_chain_c+0x20/0x30 -> bts_chain_b+0x1c/0x40"
+    for what, text in (
+            ("the third call dropped",
+             [l for i, l in enumerate(snap) if i not in third]),
+            ("a return after it", snap + [ret]),
+            ("a second snapshot", snap + [l for l in snap if SNAPSHOT.search(l)])):
+        problems = check_snapshot("\n".join(text))
+        print("#   self-test, snapshot with %s: %s" % (what, "; ".join(problems)[:200]))
+        ok &= bool(problems)
+    report = read("tracecmd.report.out").splitlines()
+    calls = [i for i, l in enumerate(report) if " -> bts_chain_c+0x0 " in l][:1]
+    for what, text in (
+            ("a call of the chain dropped",
+             [l for i, l in enumerate(report) if i not in calls]),
+            ("a pid not the thread's",
+             [re.sub(r"-(\d+)(\s+\[001\])", r"-9\1\2", l) for l in report])):
+        got, wrong = from_report("\n".join(text))
+        problems, _ = check_chain("tracecmd", trace=got)
+        print("#   self-test, trace-cmd report with %s: %s" % (
+            what, "; ".join(problems + wrong[:1])[:200]))
+        ok &= bool(problems or wrong)
     log = read("oops/serial.log")
     no_fault = "\n".join(l for l in log.splitlines()
                          if "bts_chain_crash+" not in l or "asm_exc_page_fault" not in l)
@@ -321,8 +411,10 @@ def self_test():
         ok &= bool(problems)
     results = saved
     tap(ok and calls, "self-test: the chain check fails with a call dropped or "
-        "on another CPU, the address check with a kernel address, the crash "
-        "check without the fault or the freeze")
+        "on another CPU, the address check with a kernel address, the "
+        "snapshot check without the trigger's call, with a return after it or "
+        "a second snapshot, the trace-cmd check without a call or with a "
+        "wrong pid, the crash check without the fault or the freeze")
 
 
 def main():

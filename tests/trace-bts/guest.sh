@@ -15,6 +15,11 @@
 #                 output, and bts-dump's jsonl (beside.jsonl), against
 #                 bts-dump's jsonl of the same run without the tracer
 #                 (alone.jsonl)
+#   snapshot.*    N = 65536, 1024 records a snapshot, the trigger
+#                 "bts_snapshot if i == 2" on bts_chain:bts_chain_c: chain
+#                 on CPU 1, then CPU 1's trace_pipe (snapshot.trace)
+#   tracecmd.*    trace-cmd record -p bts of chain on CPU 1 (N = 65536),
+#                 and trace-cmd report of it (tracecmd.report.out)
 #   loop.*        start, stop and switch the tracer 20 times
 set -u
 
@@ -88,6 +93,27 @@ dump_pid=$!
 chain beside
 wait $dump_pid
 echo $? >"$res/beside.dump.rc"
+
+# A snapshot of the branches that led to an event: the chain's third
+# bts_chain_c(), and only that one.  trace_pipe shows what the buffer holds
+# without the copy of the rings that opening trace makes.
+ev=$T/events/bts_chain/bts_chain_c
+echo 1024 >$T/bts_dump_records
+echo >$T/trace
+echo 'bts_snapshot if i == 2' >$ev/trigger
+cat $ev/trigger >"$res/snapshot.trigger"
+step snapshot "$build/chain" 1 /sys/kernel/debug/bts_chain /dev/null /dev/null
+timeout 5 cat $T/per_cpu/cpu1/trace_pipe >"$res/snapshot.trace"
+echo '!bts_snapshot if i == 2' >$ev/trigger
+echo 64 >$T/bts_dump_records
+
+# trace-cmd sets the tracer, runs the program, turns tracing off (which
+# copies the rings into the buffer) and reads the buffer.
+echo nop >$T/current_tracer
+step tracecmd trace-cmd record -p bts -o /tmp/tracecmd.dat -- \
+	"$build/chain" 1 /sys/kernel/debug/bts_chain /dev/null /dev/null
+step tracecmd.report trace-cmd report -i /tmp/tracecmd.dat
+echo 1 >$T/tracing_on
 
 # Start, stop, switch.
 for i in $(seq 20); do
