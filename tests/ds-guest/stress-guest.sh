@@ -8,7 +8,8 @@
 # overflow callbacks run all the time) race with threads that come and
 # go, a task that execs itself over and over, a shell that forks, perf
 # trying to take the hardware, users of /dev/bts tracing a forking shell
-# (tests/ds-guest/stress-progs/devbts.c), and CPU 1 going offline and
+# (tests/ds-guest/stress-progs/devbts.c), the bts ftrace tracer started,
+# read, snapshotted on every exec and stopped, and CPU 1 going offline and
 # online; then a
 # lossless consumer is released while it holds its task back, and CPU 1
 # comes online without memory for its staging buffer.  Prints
@@ -198,6 +199,41 @@ devbts=$!
 ) &
 perf=$!
 
+# The bts tracer: per-CPU rings beside the storms, read (which stops,
+# copies and restarts them), stopped with tracing_on, resized, switched
+# between both sides and user only, and a snapshot of the exec'ing CPU's
+# last branches at each exec.  Starting it may find a CPU full of the
+# storms' consumers or perf holding the hardware (EBUSY).  Recording every
+# kernel branch of both CPUs slows this kernel down to a crawl: the kernel
+# side one start in three, and the reads short (a read's open copies all).
+(
+	T=/sys/kernel/tracing
+	echo 1 >/proc/sys/kernel/bts_kernel_recording
+	echo bts_snapshot >$T/events/sched/sched_process_exec/trigger ||
+		echo "bts_snapshot trigger failed" >>"$tmp/errors"
+	i=0
+	while [ $SECONDS -lt "$end" ]; do
+		i=$((i + 1))
+		echo $((i % 2 ? 2048 : 4096)) >$T/bts_records
+		echo $((i % 3 ? 0 : 1)) >$T/options/bts-kernel
+		if err=$(echo bts 2>&1 >$T/current_tracer); then
+			echo ok >>"$tmp/tracer"
+			head -n 64 $T/trace >/dev/null
+			echo 0 >$T/tracing_on
+			echo 1 >$T/tracing_on
+			sleep 0.5
+			head -n 64 $T/per_cpu/cpu1/trace >/dev/null
+			echo nop >$T/current_tracer
+		else
+			echo "${err##*: }" >>"$tmp/tracer"
+		fi
+		echo >$T/trace
+	done
+	echo 1 >$T/options/bts-kernel
+	echo '!bts_snapshot' >$T/events/sched/sched_process_exec/trigger
+) &
+tracer=$!
+
 # CPU 1 goes and comes back.
 (
 	cpu1=/sys/devices/system/cpu/cpu1/online
@@ -227,7 +263,7 @@ cp "$tmp/ll.records" "$res/ll.bin" 2>/dev/null
 cp "$tmp/ll.status" "$res/ll.status" 2>/dev/null
 echo $LL_STEPS >"$res/ll.steps"
 
-wait "${storms[@]}" $threads $execs $forks $perf $hotplug
+wait "${storms[@]}" $threads $execs $forks $perf $tracer $hotplug
 wait $devbts
 echo $? >"$tmp/devbts.rc"
 count() { [ -e "$1" ] && wc -l <"$1" || echo 0; }
@@ -237,6 +273,7 @@ echo "# perf: $(sort "$tmp/perf" 2>/dev/null | uniq -c | tr '\n' ' ')"
 for s in c t u; do
 	echo "# storm $s attach: $(sort "$tmp/$s.attach" 2>/dev/null | uniq -c | tr '\n' ' ')"
 done
+echo "# bts tracer: $(sort "$tmp/tracer" 2>/dev/null | uniq -c | tr '\n' ' ')"
 
 expected_errors()
 {
@@ -247,12 +284,15 @@ expected_errors()
 	bad=$(cat "$tmp"/?.attach | grep -v -x -E 'ok|No such process|Device or resource busy' |
 		sort | uniq -c)
 	[ -z "$bad" ] || { echo "$bad"; return 1; }
+	bad=$(grep -v -x -E 'ok|Device or resource busy' "$tmp/tracer" | sort | uniq -c)
+	[ -z "$bad" ] || { echo "bts tracer: $bad"; return 1; }
 	for s in c t u; do
 		grep -q -x ok "$tmp/$s.attach" || { echo "storm $s never attached"; return 1; }
 	done
+	grep -q -x ok "$tmp/tracer" || { echo "the bts tracer never started"; return 1; }
 	[ "$(count "$tmp/hotplug")" -gt 0 ] || { echo "CPU 1 never cycled"; return 1; }
 }
-check "storms: every attach worked or failed with ESRCH/EBUSY, CPU 1 cycled" \
+check "storms: every attach and bts tracer start worked or failed with ESRCH/EBUSY, CPU 1 cycled" \
 	expected_errors
 
 devbts()
