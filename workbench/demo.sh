@@ -19,7 +19,8 @@ make -s -C "$repo/tools/bts-dump"
 # The flight recorder's demo: a test module's known chain of kernel calls,
 # and a program that runs it on CPU 1 and reads the recorders at once.
 mkdir -p "$out/chain"
-cp "$repo/tests/trace-bts/bts_chain.c" "$repo/tests/trace-bts/Kbuild" \
+cp "$repo/tests/trace-bts/bts_chain.c" \
+	"$repo/tests/trace-bts/bts_chain_trace.h" "$repo/tests/trace-bts/Kbuild" \
 	"$out/chain/"
 make -s -C "$repo/build/linux" O="$repo/build/kernel" M="$out/chain" modules
 gcc -static -no-pie -O1 -o "$out/chain/chain" "$repo/tests/trace-bts/chain.c"
@@ -80,5 +81,20 @@ gcc -static -no-pie -O1 -o "$out/chain/chain" "$repo/tests/trace-bts/chain.c"
 	grep -m1 "^# CPU" /tmp/trace.txt
 	awk "\$1 == 1" /tmp/trace.txt | grep -B4 -A12 -m1 " -> bts_chain_a+0x0/" |
 		cut -c1-130
+	echo
+	echo "== bts_snapshot: an event trigger copies the last branches of the event'"'"'s CPU =="
+	# The module'"'"'s tracepoint in bts_chain_c(), at its third call.
+	T=/sys/kernel/tracing
+	echo 256 >$T/bts_dump_records
+	echo >$T/trace
+	echo "bts_snapshot if i == 2" >$T/events/bts_chain/bts_chain_c/trigger
+	taskset -c 1 sh -c "echo 1 >/sys/kernel/debug/bts_chain"
+	# The snapshot'"'"'s calls of the chain, then the last records: the
+	# tracepoint'"'"'s path into the trigger, to the freeze that took it.
+	{ timeout 2 cat $T/per_cpu/cpu1/trace_pipe || true; } >/tmp/snap.txt
+	sed -n "s/^ *[^ ]* *\[001\][^:]*: //p" /tmp/snap.txt
+	grep -E -- "-> bts_chain_[a-z]+\+0x0/" /tmp/snap.txt | cut -c1-130
+	echo "  ... and last:"
+	tail -2 /tmp/snap.txt | cut -c1-130
 	echo nop >/sys/kernel/tracing/current_tracer
 '

@@ -12,6 +12,11 @@
  * turning tracing off, which then keeps them stopped.  The file shows each
  * CPU's branches, the task that ran them, symbolized.
  *
+ * With options/bts-continuous every branch goes into the ftrace buffer
+ * instead: each CPU's recorder is a continuous consumer whose overflow
+ * callback moves its records, TRACE_BTS_CHUNK_RECORDS to an entry, into
+ * the buffer, for trace_pipe and trace-cmd to stream.
+ *
  * The bts_snapshot event trigger copies the last branches of the CPU an
  * event fires on into the ftrace buffer, there and then: the branches that
  * led to the event.
@@ -48,12 +53,14 @@ enum {
 	TRACE_BTS_OPT_KERNEL	= BIT(0),
 	TRACE_BTS_OPT_USER	= BIT(1),
 	TRACE_BTS_OPT_RAW	= BIT(2),
+	TRACE_BTS_OPT_CONTINUOUS = BIT(3),
 };
 
 static struct tracer_opt trace_bts_opts[] = {
 	{ TRACER_OPT(bts-kernel, TRACE_BTS_OPT_KERNEL) },
 	{ TRACER_OPT(bts-user, TRACE_BTS_OPT_USER) },
 	{ TRACER_OPT(bts-raw, TRACE_BTS_OPT_RAW) },
+	{ TRACER_OPT(bts-continuous, TRACE_BTS_OPT_CONTINUOUS) },
 	{ }
 };
 
@@ -68,6 +75,23 @@ static struct tracer_flags trace_bts_flags = {
  */
 #define TRACE_BTS_DEFAULT_RECORDS	2048
 
+/*
+ * Records per TRACE_BTS_CHUNK entry in continuous mode.  The trace file
+ * prints an entry at once, into trace_seq's 8 KiB: 32 lines fit even with
+ * long symbols, and the entry's header costs 4% of its size.
+ */
+#define TRACE_BTS_CHUNK_RECORDS		32
+
+/*
+ * A continuous recorder's stream takes a drain of the staging buffer
+ * (about 2,700 records) at once, while its overflow callback may not have
+ * run since the last: it holds at least this many records, whatever N, and
+ * the callback is called at a quarter of it (or at TRACE_BTS_WAKEUP_MAX,
+ * so that it moves about that many with interrupts off, whatever N).
+ */
+#define TRACE_BTS_STREAM_MIN		8192
+#define TRACE_BTS_WAKEUP_MAX		512
+
 /**
  * struct trace_bts_task - who ran the records being copied
  * @tid: the thread, -1 if unknown
@@ -80,22 +104,27 @@ struct trace_bts_task {
 
 /**
  * struct trace_bts_cpu - one CPU's recorder
- * @c: its ring consumer, NULL while the tracer is off
+ * @c: its ring or continuous consumer, NULL while the tracer is off
+ * @cpu: the CPU it records
  * @dump: where a crash copies the ring's last records to, TRACE_BTS_DUMP_MAX
  *	of them: no allocation then
  * @snap: the same for a bts_snapshot trigger, which a crash may interrupt
  * @snapping: a bts_snapshot trigger runs on the CPU; one that interrupts it
  *	(from an NMI) takes none
  * @copied: the ring's records ever produced when it was last copied
- * @task: who ran the last record copied
+ * @task: who ran the last record copied, or streamed
+ * @lock: continuous mode: one reader of @c at a time, its overflow callback
+ *	or a flush (opening trace, tracing off); both keep interrupts off
  */
 struct trace_bts_cpu {
 	struct ds_consumer	*c;
+	int			cpu;
 	struct bts_record	*dump;
 	struct bts_record	*snap;
 	int			snapping;
 	u64			copied;
 	struct trace_bts_task	task;
+	raw_spinlock_t		lock;
 };
 
 /* The most records an oops, a panic or a snapshot shows of a CPU's ring. */
@@ -119,6 +148,8 @@ static u32 trace_bts_records = TRACE_BTS_DEFAULT_RECORDS;
 static bool trace_bts_recording;
 /* The recorders are stopped: tracing is off. */
 static bool trace_bts_suspended;
+/* The recorders are continuous consumers (options/bts-continuous). */
+static bool trace_bts_continuous;
 /* How many records a crash or a snapshot shows: bts_dump_records. */
 static u64 trace_bts_dump_records = TRACE_BTS_DUMP_DEFAULT;
 static u64 trace_bts_dump_min = 1, trace_bts_dump_max = TRACE_BTS_DUMP_MAX;
@@ -151,12 +182,16 @@ static void trace_bts_release_all(void)
 	}
 }
 
+static const struct ds_bts_ops trace_bts_stream_ops;
+
 /*
- * A ring on every possible CPU: the layer arms a CPU as it comes online,
- * so a CPU brought up later records too.
+ * A recorder on every possible CPU, a ring or with @flags' continuous
+ * option a continuous stream: the layer arms a CPU as it comes online, so
+ * a CPU brought up later records too.
  */
 static int trace_bts_request_all(u32 flags)
 {
+	bool continuous = flags & TRACE_BTS_OPT_CONTINUOUS;
 	struct ds_bts_config cfg = {
 		.priv		= trace_bts_priv(flags),
 		.mode		= DS_MODE_RING,
@@ -166,12 +201,21 @@ static int trace_bts_request_all(u32 flags)
 	int cpu;
 
 	lockdep_assert_held(&trace_bts_lock);
+	if (continuous) {
+		cfg.mode = DS_MODE_CONTINUOUS;
+		cfg.nr_records = max(trace_bts_records, TRACE_BTS_STREAM_MIN);
+		cfg.wakeup = min(cfg.nr_records / 4, TRACE_BTS_WAKEUP_MAX);
+		cfg.ops = &trace_bts_stream_ops;
+	}
+	trace_bts_continuous = continuous;
 	for_each_possible_cpu(cpu) {
 		struct trace_bts_cpu *bc = per_cpu_ptr(&trace_bts_cpus, cpu);
 		struct ds_consumer *c;
 
 		cfg.cpu = cpu;
-		*bc = (struct trace_bts_cpu) { .task = { -1, -1 } };
+		cfg.data = bc;
+		*bc = (struct trace_bts_cpu) { .cpu = cpu, .task = { -1, -1 } };
+		raw_spin_lock_init(&bc->lock);
 		bc->dump = kcalloc_node(TRACE_BTS_DUMP_MAX, sizeof(*bc->dump),
 					GFP_KERNEL, cpu_to_node(cpu));
 		bc->snap = kcalloc_node(TRACE_BTS_DUMP_MAX, sizeof(*bc->snap),
@@ -227,11 +271,104 @@ static void trace_bts_follow(struct trace_bts_task *task,
 	}
 }
 
+/*
+ * Move up to @max records of @bc's continuous stream into @buffer (the
+ * current CPU's part of it), TRACE_BTS_CHUNK_RECORDS an entry, straight
+ * from the stream into the reserved entry.  What the buffer refuses
+ * (tracing off) stays in the stream, which counts in-stream what it then
+ * cannot hold.  @max bounds the work: a flush that records its own
+ * branches would otherwise chase them.  Returns the number moved.
+ * Context: @bc->lock held, interrupts off.
+ */
+static u32 trace_bts_stream(struct trace_buffer *buffer,
+			    struct trace_bts_cpu *bc, u64 max)
+{
+	struct ring_buffer_event *event;
+	struct bts_chunk_entry *entry;
+	struct bts_record *recs;
+	struct ds_bts_status st;
+	u32 moved = 0, i, n;
+
+	lockdep_assert_held(&bc->lock);
+	ds_bts_status(bc->c, &st);
+	max = min(max, st.pending);
+	while (moved < max) {
+		n = min_t(u64, max - moved, TRACE_BTS_CHUNK_RECORDS);
+		event = trace_buffer_lock_reserve(buffer, TRACE_BTS_CHUNK,
+						  struct_size(entry, records, 3 * n),
+						  tracing_gen_ctx());
+		if (!event)
+			break;
+		entry = ring_buffer_event_data(event);
+		if (bc->task.tid >= 0)
+			entry->ent.pid = bc->task.tid;
+		entry->cpu = bc->cpu;
+		entry->tid = bc->task.tid;
+		entry->tgid = bc->task.tgid;
+		recs = (struct bts_record *)entry->records;
+		/* The only reader: the @n pending are there. */
+		entry->nr = ds_consume_bts(bc->c, recs, n);
+		for (i = 0; i < entry->nr; i++)
+			trace_bts_follow(&bc->task, &recs[i]);
+		trace_buffer_unlock_commit_nostack(buffer, event);
+		moved += entry->nr;
+		if (entry->nr < n)
+			break;
+	}
+	return moved;
+}
+
+/*
+ * A continuous recorder's stream reached its wakeup mark: into the buffer
+ * with it, on the CPU that produced the records, tracing paused.
+ */
+static enum ds_overflow_action trace_bts_overflow(struct ds_consumer *c,
+						  void *data)
+{
+	struct trace_array *tr = READ_ONCE(trace_bts_tr);
+	struct trace_bts_cpu *bc = data;
+
+	raw_spin_lock(&bc->lock);
+	trace_bts_stream(tr->array_buffer.buffer, bc, U64_MAX);
+	raw_spin_unlock(&bc->lock);
+	return DS_OVERFLOW_CONTINUE;
+}
+
+static const struct ds_bts_ops trace_bts_stream_ops = {
+	.overflow	= trace_bts_overflow,
+};
+
 struct trace_bts_copy {
 	struct trace_buffer	*buffer;
 	struct bts_record	*buf;
 	int			cpu;
 };
+
+/*
+ * Move what CPU @cp->cpu's continuous recorder holds into that CPU's
+ * ftrace buffer, a chunk at a time with interrupts off.  Runs on the CPU
+ * (work_on_cpu()), its recorder stopped.
+ */
+static long trace_bts_flush_cpu(void *arg)
+{
+	struct trace_bts_copy *cp = arg;
+	struct trace_bts_cpu *bc = per_cpu_ptr(&trace_bts_cpus, cp->cpu);
+	struct ds_bts_status st;
+	unsigned long flags;
+	u64 left;
+	u32 moved;
+
+	ds_bts_status(bc->c, &st);
+	for (left = st.pending; left; left -= moved) {
+		raw_spin_lock_irqsave(&bc->lock, flags);
+		moved = trace_bts_stream(cp->buffer, bc,
+					 min_t(u64, left, TRACE_BTS_CHUNK_RECORDS));
+		raw_spin_unlock_irqrestore(&bc->lock, flags);
+		if (!moved)
+			break;
+	}
+	return 0;
+}
 
 /*
  * Copy what CPU @cp->cpu's ring recorded since the last copy into that
@@ -272,8 +409,9 @@ static long trace_bts_copy_cpu(void *arg)
 
 /*
  * Copy every online CPU's new records into its ftrace buffer, the
- * recorders stopped meanwhile so that the copies show one instant.  Leaves
- * them stopped with @stay_stopped.
+ * recorders stopped meanwhile so that the copies show one instant; in
+ * continuous mode, flush what the streams hold.  Leaves the recorders
+ * stopped with @stay_stopped.
  */
 static void trace_bts_copy_all(bool stay_stopped)
 {
@@ -285,16 +423,20 @@ static void trace_bts_copy_all(bool stay_stopped)
 	lockdep_assert_held(&trace_bts_lock);
 	if (!trace_bts_recording)
 		return;
-	cp.buf = kvmalloc_array(trace_bts_records, sizeof(*cp.buf),
-				GFP_KERNEL);
-	if (!cp.buf)
-		return;
+	if (!trace_bts_continuous) {
+		cp.buf = kvmalloc_array(trace_bts_records, sizeof(*cp.buf),
+					GFP_KERNEL);
+		if (!cp.buf)
+			return;
+	}
+	/* Their staged records go into their streams. */
 	for_each_possible_cpu(cpu)
 		ds_suspend_bts(per_cpu(trace_bts_cpus, cpu).c);
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
 		cp.cpu = cpu;
-		work_on_cpu(cpu, trace_bts_copy_cpu, &cp);
+		work_on_cpu(cpu, trace_bts_continuous ? trace_bts_flush_cpu :
+			    trace_bts_copy_cpu, &cp);
 	}
 	cpus_read_unlock();
 	if (!stay_stopped)
@@ -423,10 +565,13 @@ static void trace_bts_addr(struct seq_buf *sb, u64 addr, bool raw)
 
 /*
  * "FROM -> TO", or for a pseudo-record what it stands for: the line of a
- * record in trace and in a crash's dump, without CPU and task.
+ * record in trace and in a crash's dump, without CPU and task.  A count of
+ * lost records in a copy of a ring (@streamed false) is the tracer's: the
+ * records before the last N; in a stream, the layer's: records the stream
+ * had no room for.
  */
 static void trace_bts_describe(struct seq_buf *sb, const struct bts_record *r,
-			       bool raw)
+			       bool raw, bool streamed)
 {
 	u32 type = BTS_PSEUDO_TYPE(r->from), arg = BTS_PSEUDO_ARG(r->from);
 
@@ -446,6 +591,9 @@ static void trace_bts_describe(struct seq_buf *sb, const struct bts_record *r,
 			seq_buf_puts(sb, "-- records lost: the hardware's buffer overran");
 		else if (arg == BTS_LOST_UNTRACED)
 			seq_buf_puts(sb, "-- records lost: the CPU could not trace");
+		else if (streamed)
+			seq_buf_printf(sb, "-- %llu records lost: the recorder fell behind",
+				       r->to);
 		else
 			seq_buf_printf(sb, "-- %llu older records not kept",
 				       r->to);
@@ -472,35 +620,72 @@ static bool trace_bts_is_detail(u64 from)
 	       BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_DETAIL;
 }
 
+/* The line of record @r of CPU @cpu, run by @task. */
+static void trace_bts_print_record(struct trace_seq *s, unsigned int cpu,
+				   const struct trace_bts_task *task,
+				   const struct bts_record *r, bool streamed)
+{
+	bool raw = trace_bts_flags.val & TRACE_BTS_OPT_RAW;
+
+	/* Details belong to the record after them; bts-raw shows them. */
+	if (trace_bts_is_detail(r->from) && !raw)
+		return;
+	trace_seq_printf(s, "%3u ", cpu);
+	if (task->tid >= 0)
+		trace_seq_printf(s, "%7d/%-7d ", task->tid, task->tgid);
+	else
+		trace_seq_printf(s, "%15s ", "?");
+	/* An overflow shows in trace_handle_return(), as for trace_seq's. */
+	trace_bts_describe(&s->seq, r, raw, streamed);
+	trace_seq_putc(s, '\n');
+}
+
 static enum print_line_t trace_bts_print(struct trace_iterator *iter,
 					 int flags, struct trace_event *event)
 {
-	bool raw = trace_bts_flags.val & TRACE_BTS_OPT_RAW;
-	struct trace_seq *s = &iter->seq;
 	struct bts_record r;
 	struct bts_entry *e;
 
 	trace_assign_type(e, iter->ent);
-	/* Details belong to the record after them; bts-raw shows them. */
-	if (trace_bts_is_detail(e->from) && !raw)
-		return TRACE_TYPE_HANDLED;
-	trace_seq_printf(s, "%3u ", e->cpu);
-	if (e->tid >= 0)
-		trace_seq_printf(s, "%7d/%-7d ", e->tid, e->tgid);
-	else
-		trace_seq_printf(s, "%15s ", "?");
 	r = (struct bts_record) { e->from, e->to, e->flags };
-	/* An overflow shows in trace_handle_return(), as for trace_seq's. */
-	trace_bts_describe(&s->seq, &r, raw);
-	trace_seq_putc(s, '\n');
-	return trace_handle_return(s);
+	trace_bts_print_record(&iter->seq, e->cpu,
+			       &(struct trace_bts_task) { e->tid, e->tgid }, &r,
+			       false);
+	return trace_handle_return(&iter->seq);
+}
+
+/* A continuous recorder's chunk: a line per record, as for TRACE_BTS. */
+static enum print_line_t trace_bts_print_chunk(struct trace_iterator *iter,
+					       int flags,
+					       struct trace_event *event)
+{
+	struct trace_bts_task task;
+	struct bts_chunk_entry *e;
+	struct bts_record r;
+	u32 i, nr;
+
+	trace_assign_type(e, iter->ent);
+	task = (struct trace_bts_task) { e->tid, e->tgid };
+	/* No more than the entry holds, whatever @nr says. */
+	nr = min_t(u32, e->nr, (iter->ent_size - sizeof(*e)) / sizeof(r));
+	for (i = 0; i < nr; i++) {
+		memcpy(&r, &e->records[3 * i], sizeof(r));
+		trace_bts_follow(&task, &r);
+		trace_bts_print_record(&iter->seq, e->cpu, &task, &r, true);
+	}
+	return trace_handle_return(&iter->seq);
 }
 
 static enum print_line_t trace_bts_print_line(struct trace_iterator *iter)
 {
-	if (iter->ent->type != TRACE_BTS)
+	switch (iter->ent->type) {
+	case TRACE_BTS:
+		return trace_bts_print(iter, 0, NULL);
+	case TRACE_BTS_CHUNK:
+		return trace_bts_print_chunk(iter, 0, NULL);
+	default:
 		return TRACE_TYPE_UNHANDLED;
-	return trace_bts_print(iter, 0, NULL);
+	}
 }
 
 static void trace_bts_print_header(struct seq_file *m)
@@ -560,7 +745,7 @@ void trace_bts_snapshot(struct trace_array *tr)
 	 * preemption off.
 	 */
 	if (!smp_load_acquire(&trace_bts_recording) ||
-	    READ_ONCE(trace_bts_tr) != tr)
+	    READ_ONCE(trace_bts_tr) != tr || trace_bts_continuous)
 		return;
 	if (this_cpu_inc_return(trace_bts_cpus.snapping) == 1) {
 		n = min_t(u64, READ_ONCE(trace_bts_dump_records),
@@ -598,6 +783,11 @@ static void trace_bts_dump_local(const char *why)
 	/* Pairs with the release in trace_bts_request_all(). */
 	if (!smp_load_acquire(&trace_bts_recording))
 		return;
+	if (trace_bts_continuous) {
+		pr_emerg("bts: CPU %d recorded continuously: its branches are in the ftrace buffer\n",
+			 cpu);
+		return;
+	}
 	buf = bc->dump;
 	n = min_t(u64, READ_ONCE(trace_bts_dump_records), TRACE_BTS_DUMP_MAX);
 	n = ds_read_last_local(bc->c, buf, n);
@@ -610,7 +800,7 @@ static void trace_bts_dump_local(const char *why)
 		if (trace_bts_is_detail(buf[i].from))
 			continue;
 		seq_buf_init(&sb, line, sizeof(line));
-		trace_bts_describe(&sb, &buf[i], false);
+		trace_bts_describe(&sb, &buf[i], false, false);
 		pr_emerg("bts: %s\n", seq_buf_str(&sb));
 	}
 	pr_emerg("bts: end of CPU %d's branches\n", cpu);
@@ -649,6 +839,15 @@ static struct trace_event_functions trace_bts_funcs = {
 static struct trace_event trace_bts_event = {
 	.type	= TRACE_BTS,
 	.funcs	= &trace_bts_funcs,
+};
+
+static struct trace_event_functions trace_bts_chunk_funcs = {
+	.trace	= trace_bts_print_chunk,
+};
+
+static struct trace_event trace_bts_chunk_event = {
+	.type	= TRACE_BTS_CHUNK,
+	.funcs	= &trace_bts_chunk_funcs,
 };
 
 static struct tracer trace_bts_tracer __read_mostly = {
@@ -717,7 +916,8 @@ static __init int trace_bts_init_tracer(void)
 
 	if (!ds_bts_available())
 		return 0;
-	if (!register_trace_event(&trace_bts_event))
+	if (!register_trace_event(&trace_bts_event) ||
+	    !register_trace_event(&trace_bts_chunk_event))
 		return -ENOMEM;
 	ret = register_tracer(&trace_bts_tracer);
 	if (ret)

@@ -158,6 +158,19 @@ def check_chain(name, want_user=True, want_kernel=True, trace=None):
     return problems, recs
 
 
+def check_continuous(pipe, stats):
+    """CPU 1's stream: the chains, nothing lost on the way."""
+    problems, recs = check_chain("cont", trace=pipe)
+    # Turning the option on copied the ring first: "not kept" is its own.
+    problems += [r.text for r in recs if "fell behind" in r.text][:5]
+    overrun = re.search(r"^overrun: (\d+)$", stats, re.M)
+    if not overrun or overrun.group(1) != "0":
+        problems.append("the ftrace buffer overran: %s" % stats)
+    if len(recs) < 10000:
+        problems.append("only %d records streamed" % len(recs))
+    return problems, len(recs)
+
+
 def check_snapshot(text):
     """The snapshot's records: the module's chain up to the third call of
     bts_chain_c(), which fired the trigger, and no return from it."""
@@ -256,6 +269,16 @@ def run_checks(res):
         "alone %s (exit %s), beside %s (exit %s)" % (
             len(alone or []), read("alone.rc").strip(),
             len(beside or []), read("beside.dump.rc").strip()))
+    problems, _ = check_chain("hotplug")
+    tap(not problems, "CPU 1 offline and online again: it records the chains",
+        "\n".join(problems))
+
+    problems, n = check_continuous(read("cont.pipe"), read("stats"))
+    tap(read("cont.option").strip() == "1" and not problems,
+        "options/bts-continuous: CPU 1's trace_pipe streams the chains, in "
+        "order, by the chain's thread; the stream never fell behind, the "
+        "buffer never overran (%d records)" % n, "\n".join(problems))
+
     problems = check_snapshot(read("snapshot.trace"))
     trigger = read("snapshot.trigger").strip()
     tap(read("snapshot.rc").strip() == "0" and
@@ -388,6 +411,18 @@ def self_test():
         problems = check_snapshot("\n".join(text))
         print("#   self-test, snapshot with %s: %s" % (what, "; ".join(problems)[:200]))
         ok &= bool(problems)
+    pipe, stats = read("cont.pipe"), read("stats")
+    kcall = [i for i, l in enumerate(pipe.splitlines()) if " -> bts_chain_a+0x0/" in l][:1]
+    for what, text, st in (
+            ("the chain's call dropped",
+             "\n".join(l for i, l in enumerate(pipe.splitlines()) if i not in kcall),
+             stats),
+            ("a record lost", pipe + "  1   1/1   -- 5 records lost: the recorder fell behind\n",
+             stats),
+            ("an overrun", pipe, stats.replace("overrun: 0", "overrun: 7"))):
+        problems, _ = check_continuous(text, st)
+        print("#   self-test, continuous with %s: %s" % (what, "; ".join(problems)[:200]))
+        ok &= bool(problems)
     report = read("tracecmd.report.out").splitlines()
     calls = [i for i, l in enumerate(report) if " -> bts_chain_c+0x0 " in l][:1]
     for what, text in (
@@ -413,7 +448,8 @@ def self_test():
     tap(ok and calls, "self-test: the chain check fails with a call dropped or "
         "on another CPU, the address check with a kernel address, the "
         "snapshot check without the trigger's call, with a return after it or "
-        "a second snapshot, the trace-cmd check without a call or with a "
+        "a second snapshot, the continuous check without a call, with a loss "
+        "or an overrun, the trace-cmd check without a call or with a "
         "wrong pid, the crash check without the fault or the freeze")
 
 

@@ -15,9 +15,13 @@
 #                 output, and bts-dump's jsonl (beside.jsonl), against
 #                 bts-dump's jsonl of the same run without the tracer
 #                 (alone.jsonl)
+#   hotplug.*     N = 65536, CPU 1 offline and online again: chain on it
 #   snapshot.*    N = 65536, 1024 records a snapshot, the trigger
 #                 "bts_snapshot if i == 2" on bts_chain:bts_chain_c: chain
 #                 on CPU 1, then CPU 1's trace_pipe (snapshot.trace)
+#   cont.*        options/bts-continuous, N = 4096: chain on CPU 1 while
+#                 CPU 1's trace_pipe streams (cont.pipe); tracing off at
+#                 the end flushes the streams
 #   tracecmd.*    trace-cmd record -p bts of chain on CPU 1 (N = 65536),
 #                 and trace-cmd report of it (tracecmd.report.out)
 #   loop.*        start, stop and switch the tracer 20 times
@@ -94,6 +98,11 @@ chain beside
 wait $dump_pid
 echo $? >"$res/beside.dump.rc"
 
+# A CPU that went offline while recording records again when it is back.
+echo 0 >/sys/devices/system/cpu/cpu1/online
+echo 1 >/sys/devices/system/cpu/cpu1/online
+chain hotplug
+
 # A snapshot of the branches that led to an event: the chain's third
 # bts_chain_c(), and only that one.  trace_pipe shows what the buffer holds
 # without the copy of the rings that opening trace makes.
@@ -106,6 +115,35 @@ step snapshot "$build/chain" 1 /sys/kernel/debug/bts_chain /dev/null /dev/null
 timeout 5 cat $T/per_cpu/cpu1/trace_pipe >"$res/snapshot.trace"
 echo '!bts_snapshot if i == 2' >$ev/trigger
 echo 64 >$T/bts_dump_records
+
+# Continuous mode: every branch goes into the buffer as it comes, and
+# trace_pipe streams it.  The reader runs on CPU 0: on CPU 1 it would read
+# its own branches.
+echo nop >$T/current_tracer
+echo 2048 >$T/bts_records
+echo bts >$T/current_tracer
+# Emptying the buffer stops its writers a while: the streams would fall
+# behind (and say so) if it came after.
+echo >$T/trace
+echo 1 >$T/options/bts-continuous
+cat $T/options/bts-continuous >"$res/cont.option"
+taskset -c 0 cat $T/per_cpu/cpu1/trace_pipe >/tmp/cont.pipe &
+pipe=$!
+sleep 1
+step cont "$build/chain" 1 /sys/kernel/debug/bts_chain /dev/null /dev/null
+echo 0 >$T/tracing_on
+# The reader is slower than CPU 1's stream: let it read all.
+for i in $(seq 300); do
+	grep -q '^entries: 0$' $T/per_cpu/cpu1/stats && break
+	sleep 1
+done
+sleep 1
+kill $pipe
+wait $pipe
+cp /tmp/cont.pipe $T/per_cpu/cpu1/stats "$res/"
+echo 1 >$T/tracing_on
+echo 0 >$T/options/bts-continuous
+echo 65536 >$T/bts_records
 
 # trace-cmd sets the tracer, runs the program, turns tracing off (which
 # copies the rings into the buffer) and reads the buffer.
