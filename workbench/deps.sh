@@ -22,8 +22,9 @@ packages=(
 	seabios qemu-system-data
 	# guest-side clients and tools: perf, gdb, symbols, instruction decode
 	linux-perf gdb elfutils libdw-dev libcapstone-dev valgrind util-linux
-	# the bts tracer's trace-cmd test (tests/trace-bts)
-	trace-cmd
+	# the bts tracer's trace-cmd test (tests/trace-bts) and plugin
+	# (tools/tracing/bts)
+	trace-cmd libtraceevent-dev
 	# the guest tests' pgrep
 	procps
 	# bts-dump's fuzzer (tools/bts-dump/fuzz): clang and its libFuzzer

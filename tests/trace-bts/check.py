@@ -90,6 +90,21 @@ def from_report(text):
     return "\n".join(lines) + "\n", wrong_pid
 
 
+def from_plugin(text):
+    """trace-cmd report's bts events as plugin_bts shows them: the
+    tracer's own lines, after the event's name or on lines of their own
+    (a chunk's records after the first); and how many chunks."""
+    lines, chunks = [], 0
+    for line in text.splitlines():
+        m = re.search(r"\s(bts|bts_chunk):\s+(.*)$", line)
+        if m:
+            chunks += m.group(1) == "bts_chunk"
+            line = m.group(2)
+        if LINE.match(line):
+            lines.append(line)
+    return "\n".join(lines) + "\n", chunks
+
+
 def ksym(addr):
     """(function, offset) of a symbolized kernel address, else None."""
     m = KSYM.match(addr or "")
@@ -297,6 +312,20 @@ def run_checks(res):
                   read("tracecmd.err").splitlines()[-5:] +
                   read("tracecmd.report.err").splitlines()[-5:]))
 
+    problems = []
+    for name in ("tracecmd", "tracecmd.cont"):
+        text, chunks = from_plugin(read(name + ".plugin.out"))
+        problems += ["%s: %s" % (name, p) for p in
+                     check_chain(name, trace=text)[0]]
+        if (name == "tracecmd.cont") != (chunks > 0):
+            problems.append("%s: %d chunks" % (name, chunks))
+        if read(name + ".plugin.rc").strip() != "0":
+            problems.append("%s: report exit %s" % (name, read(name + ".plugin.rc")))
+    tap(not problems,
+        "trace-cmd report with plugin_bts: the chains, from the ring's "
+        "copy and from -O bts-continuous's chunks",
+        "\n".join(problems + read("tracecmd.cont.err").splitlines()[-5:]))
+
     tap(read("loop.rc").strip() == "0" and read("done").strip() == "done",
         "start, stop and switch the tracer 20 times", read("loop.rc"))
 
@@ -423,6 +452,13 @@ def self_test():
         problems, _ = check_continuous(text, st)
         print("#   self-test, continuous with %s: %s" % (what, "; ".join(problems)[:200]))
         ok &= bool(problems)
+    plugin = read("tracecmd.cont.plugin.out").splitlines()
+    calls = [i for i, l in enumerate(plugin)
+             if re.search(r" -> bts_chain_b\+0x0( |$)", l)][:1]
+    text, _ = from_plugin("\n".join(l for i, l in enumerate(plugin) if i not in calls))
+    problems, _ = check_chain("tracecmd.cont", trace=text)
+    print("#   self-test, plugin's report with a call dropped: %s" % "; ".join(problems)[:200])
+    ok &= bool(problems)
     report = read("tracecmd.report.out").splitlines()
     calls = [i for i, l in enumerate(report) if " -> bts_chain_c+0x0 " in l][:1]
     for what, text in (
@@ -449,7 +485,7 @@ def self_test():
         "on another CPU, the address check with a kernel address, the "
         "snapshot check without the trigger's call, with a return after it or "
         "a second snapshot, the continuous check without a call, with a loss "
-        "or an overrun, the trace-cmd check without a call or with a "
+        "or an overrun, the plugin's report check without a call, the trace-cmd check without a call or with a "
         "wrong pid, the crash check without the fault or the freeze")
 
 

@@ -23,7 +23,9 @@
 #                 CPU 1's trace_pipe streams (cont.pipe); tracing off at
 #                 the end flushes the streams
 #   tracecmd.*    trace-cmd record -p bts of chain on CPU 1 (N = 65536),
-#                 and trace-cmd report of it (tracecmd.report.out)
+#                 and trace-cmd report of it (tracecmd.report.out), also
+#                 with plugin_bts (tracecmd.plugin.out); then the same with
+#                 -O bts-continuous (tracecmd.cont.*), read with the plugin
 #   loop.*        start, stop and switch the tracer 20 times
 set -u
 
@@ -117,9 +119,12 @@ echo '!bts_snapshot if i == 2' >$ev/trigger
 echo 64 >$T/bts_dump_records
 
 # Continuous mode: every branch goes into the buffer as it comes, and
-# trace_pipe streams it.  The reader runs on CPU 0: on CPU 1 it would read
-# its own branches.
+# trace_pipe streams it.  The reader and this shell run on CPU 0: on CPU 1
+# they would fill the buffer with their own branches, faster than the
+# reader reads them (the buffer overruns).
+taskset -p -c 0 $$ >/dev/null
 echo nop >$T/current_tracer
+echo 60000 >$T/buffer_size_kb
 echo 2048 >$T/bts_records
 echo bts >$T/current_tracer
 # Emptying the buffer stops its writers a while: the streams would fall
@@ -141,6 +146,8 @@ sleep 1
 kill $pipe
 wait $pipe
 cp /tmp/cont.pipe $T/per_cpu/cpu1/stats "$res/"
+taskset -p -c 0,1 $$ >/dev/null
+echo 20000 >$T/buffer_size_kb
 echo 1 >$T/tracing_on
 echo 0 >$T/options/bts-continuous
 echo 65536 >$T/bts_records
@@ -151,7 +158,16 @@ echo nop >$T/current_tracer
 step tracecmd trace-cmd record -p bts -o /tmp/tracecmd.dat -- \
 	"$build/chain" 1 /sys/kernel/debug/bts_chain /dev/null /dev/null
 step tracecmd.report trace-cmd report -i /tmp/tracecmd.dat
+export TRACEEVENT_PLUGIN_DIR=$build/plugin
+step tracecmd.plugin trace-cmd report -i /tmp/tracecmd.dat
 echo 1 >$T/tracing_on
+step tracecmd.cont trace-cmd record -p bts -O bts-continuous -b 20000 \
+	-o /tmp/tracecmd.cont.dat -- \
+	"$build/chain" 1 /sys/kernel/debug/bts_chain /dev/null /dev/null
+step tracecmd.cont.plugin trace-cmd report -i /tmp/tracecmd.cont.dat
+unset TRACEEVENT_PLUGIN_DIR
+echo 1 >$T/tracing_on
+echo 0 >$T/options/bts-continuous
 
 # Start, stop, switch.
 for i in $(seq 20); do
