@@ -5,7 +5,9 @@
 # branch record delivered to a tracer: bts-dump through /dev/bts, against
 # perf's `perf record -e branches:u -c 1` (perf's own BTS path,
 # arch/x86/events/intel/ds.c, one sample per branch), tracing the same
-# program (bench/workload.c) in the same guest on our kernel.
+# program (bench/workload.c) in the same guest on our kernel; and the bts
+# ftrace tracer in continuous mode, user side only, delivering every
+# branch of the CPU into the ftrace buffer (32 records an entry).
 #
 # Counted, not timed: the TCG plugin insn-marks.c, with kernel=on, counts
 # the instructions executed at kernel addresses between two marks that
@@ -21,7 +23,9 @@
 #
 # with the records counted in the files afterwards, outside the marks:
 # bts-dump's raw file's branch records (tests/bts-dump/rawcheck.c), perf's
-# samples (perf script).  The whole cost, start-up included, is shown too.
+# samples (perf script), the tracer's lines of branches in trace (bts-raw).
+# The tracer records the whole CPU, the workload and the commands around
+# it: the difference of the two runs leaves the workload's.  The whole cost, start-up included, is shown too.
 # One vCPU (the plugin's counter is not atomic).  Not -icount, unlike
 # bench/idle-cost.sh: the BTS emulation raises its threshold PMI in the
 # middle of a translation block, which QEMU's icount mode stops on ("Raised
@@ -69,6 +73,12 @@ m=$out/mark w=$out/workload
 # perf's samples are not throttled for the CPU time they take: under TCG
 # they would be, and perf would deliver a fraction of the branches.
 echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
+T=/sys/kernel/tracing
+echo 1 >/proc/sys/kernel/bts_kernel_recording
+echo 0 >\$T/options/bts-kernel
+echo 1 >\$T/options/bts-continuous
+echo 1 >\$T/options/bts-raw
+echo 131072 >\$T/buffer_size_kb
 for n in $iters 1; do
 	\$m open; \$w \$n $every 1 >/dev/null; \$m close
 	\$m open
@@ -79,6 +89,15 @@ for n in $iters 1; do
 	perf record -q -m 8192 -e branches:u -c 1 -o /dev/shm/p.\$n.data -- \
 		\$w \$n $every 1 >/dev/null
 	\$m close
+	echo >\$T/trace
+	\$m open
+	echo bts >\$T/current_tracer
+	\$w \$n $every 1 >/dev/null
+	echo 0 >\$T/tracing_on
+	\$m close
+	echo "tracer \$n branches=\$(grep -c -- ' -> ' \$T/trace) overrun=\$(awk '\$1 == "overrun:" { print \$2 }' \$T/per_cpu/cpu0/stats)"
+	echo nop >\$T/current_tracer
+	echo 1 >\$T/tracing_on
 done
 for n in $iters 1; do
 	echo "bts-dump \$n \$($out/rawcheck /dev/shm/t.\$n.raw)"
@@ -102,12 +121,13 @@ import re, sys
 results, iters, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 regions = [int(m[1]) for m in
            re.finditer(r"region 1 insns=(\d+)", open(results + "/plugin").read())]
-if len(regions) != 6:
-    sys.exit(f"bench: {len(regions)} regions in {results}/plugin, want 6")
+cases = ("none", "bts-dump", "perf", "tracer")
+if len(regions) != 2 * len(cases):
+    sys.exit(f"bench: {len(regions)} regions in {results}/plugin, want 8")
 kins = {}
 for i, n in enumerate((iters, 1)):
-    for j, case in enumerate(("none", "bts-dump", "perf")):
-        kins[case, n] = regions[3 * i + j]
+    for j, case in enumerate(cases):
+        kins[case, n] = regions[len(cases) * i + j]
 recs = {}
 for l in open(results + "/out"):
     m = re.match(r"bts-dump (\d+) .*branches=(\d+)", l)
@@ -116,7 +136,12 @@ for l in open(results + "/out"):
     m = re.match(r"perf (\d+) samples=(\d+)", l)
     if m:
         recs["perf", int(m[1])] = int(m[2])
-if len(recs) != 4:
+    m = re.match(r"tracer (\d+) branches=(\d+) overrun=(\d+)", l)
+    if m:
+        recs["tracer", int(m[1])] = int(m[2])
+        if m[3] != "0":
+            sys.exit(f"bench: the ftrace buffer overran: {l.strip()}")
+if len(recs) != 6:
     sys.exit(f"bench: record counts missing in {results}/out")
 
 print(f"guest kernel instructions per user branch record delivered"
@@ -124,7 +149,7 @@ print(f"guest kernel instructions per user branch record delivered"
 print(f"{'tracer':<9} {'records':>9} {'kernel insns':>14} {'+ over none':>14}"
       f" {'per record':>11} {'marginal':>9}")
 per = {}
-for case in ("bts-dump", "perf"):
+for case in cases[1:]:
     r = recs[case, iters]
     extra = kins[case, iters] - kins["none", iters]
     marg = ((kins[case, iters] - kins[case, 1]) -
@@ -135,5 +160,6 @@ for case in ("bts-dump", "perf"):
 print(f"{'none':<9} {'':>9} {kins['none', iters]:>14}")
 print(f"bts-dump / perf, marginal: {per['bts-dump'] / per['perf']:.3f} ({secs} s)")
 print(f"bench: delivery_cost iters={iters} bts_dump={per['bts-dump']:.1f}"
-      f" perf={per['perf']:.1f} ratio={per['bts-dump'] / per['perf']:.3f}")
+      f" perf={per['perf']:.1f} ratio={per['bts-dump'] / per['perf']:.3f}"
+      f" tracer={per['tracer']:.1f}")
 EOF

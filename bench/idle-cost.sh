@@ -19,7 +19,10 @@
 #            (one sched_yield() syscall per switch included)
 # A third case, busy, is ours with the layer active for someone else: a
 # /dev/bts consumer of a process that sleeps all the while (the program's
-# "consumer" argument), so that the measured tasks have no consumer.
+# "consumer" argument), so that the measured tasks have no consumer.  A
+# fourth, recorder, is ours with the bts ftrace tracer on as it comes
+# (both sides, N = 2048): the flight recorder the hardware writes as a
+# ring, what it costs the CPU it records.
 # Both kernels boot on our QEMU with the runner's CPU model (DS, BTS),
 # one vCPU (the plugin's counter is not atomic), and -icount shift=0,
 # sleep=off, so that timer interrupts come at fixed instruction counts
@@ -83,22 +86,26 @@ rm -rf "$results"
 mkdir -p "$results"
 
 # guest KERNEL ITS RUN APPEND: boot the stock kernel or ours (KERNEL
-# stock, ours, or busy: ours with a consumer of another task), with APPEND
+# stock, ours, busy: ours with a consumer of another task, or recorder:
+# ours with the bts tracer on), with APPEND
 # on its command line, and run the program under the plugin: the kernel's
 # release and the program's lines go to $dir.out, the plugin's to
 # $dir.plugin.
 guest()
 {
-	local kernel=$ours dir="$results/$1.its-$2.$3" extra=()
+	local kernel=$ours dir="$results/$1.its-$2.$3" extra=() setup=
 	[ "$1" != stock ] || kernel=$stock
 	[ "$1" != busy ] || extra=(consumer)
+	[ "$1" != recorder ] ||
+		setup="echo 1 >/proc/sys/kernel/bts_kernel_recording &&
+			echo bts >/sys/kernel/tracing/current_tracer &&"
 	if ! "$vm" --kernel "$kernel" --smp 1 --results "$dir" --timeout 300 \
 		--append "$4" \
 		--qemu-arg -icount --qemu-arg shift=0,sleep=off \
 		--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so" \
 		--qemu-arg -d --qemu-arg plugin \
 		--qemu-arg -D --qemu-arg "$dir.plugin" \
-		-- bash -c 'uname -r; exec "$@"' - \
+		-- bash -c "$setup"' uname -r; exec "$@"' - \
 		"$out/idle-cost" "$getpids" "$switches" "$reps" "${extra[@]}" \
 		>"$dir.out" 2>"$dir.err"; then
 		echo "bench: VM for $1 failed; see $dir.err and $dir/" >&2
@@ -111,7 +118,7 @@ for ((r = 1; r <= runs; r++)); do
 	for its in on off; do
 		append=
 		[ $its = on ] || append=indirect_target_selection=off
-		for k in stock ours busy; do
+		for k in stock ours busy recorder; do
 			echo "bench: run $r of $runs, ITS $its, $k kernel" >&2
 			guest "$k" "$its" "$r" "$append"
 		done
@@ -150,8 +157,9 @@ def measure(base):
                    for (iters, ctxt), n in zip(prog[id], insns[id])]
     return release, per
 
+kinds = ("stock", "ours", "busy", "recorder")
 fig = {(k, its, r): measure(f"{results}/{k}.its-{its}.{r}")
-       for k in ("stock", "ours", "busy") for its in ("on", "off")
+       for k in kinds for its in ("on", "off")
        for r in range(1, runs + 1)}
 reps = len(fig["stock", "on", 1][1][1])
 
@@ -160,27 +168,32 @@ print("guest instructions (user + kernel) per getpid() and per context switch,"
       " of the repetitions")
 print(f"{'':<7} {'ITS':<4} {'run':>3} {'stock':>9} {'spread':>7}"
       f" {'ours':>9} {'spread':>7} {'ours-stock':>10} {'ratio':>7}"
-      f" {'busy':>9} {'busy-stock':>10} {'ratio':>7}")
+      f" {'busy':>9} {'busy-stock':>10} {'ratio':>7}"
+      f" {'recorder':>9} {'rec-stock':>10} {'ratio':>7}")
 lines = []
 for id in (1, 2):
     for its in ("on", "off"):
         for r in range(1, runs + 1):
             m, sp = {}, {}
-            for k in ("stock", "ours", "busy"):
+            for k in kinds:
                 v = fig[k, its, r][1][id]
                 m[k] = statistics.median(v)
                 sp[k] = (max(v) - min(v)) / m[k]
             ratio = m["ours"] / m["stock"]
             busy = m["busy"] / m["stock"]
+            rec = m["recorder"] / m["stock"]
             print(f"{names[id]:<7} {its:<4} {r:>3} {m['stock']:>9.2f} {sp['stock']:>7.0e}"
                   f" {m['ours']:>9.2f} {sp['ours']:>7.0e}"
                   f" {m['ours'] - m['stock']:>+10.2f} {ratio:>7.4f}"
                   f" {m['busy']:>9.2f} {m['busy'] - m['stock']:>+10.2f}"
-                  f" {busy:>7.4f}")
+                  f" {busy:>7.4f}"
+                  f" {m['recorder']:>9.2f} {m['recorder'] - m['stock']:>+10.2f}"
+                  f" {rec:>7.4f}")
             lines.append(f"bench: idle_{names[id]} its={its} run={r}"
                          f" stock={m['stock']:.2f} ours={m['ours']:.2f}"
                          f" ratio={ratio:.4f} busy={m['busy']:.2f}"
-                         f" busy_ratio={busy:.4f}")
+                         f" busy_ratio={busy:.4f} recorder={m['recorder']:.2f}"
+                         f" recorder_ratio={rec:.4f}")
 print(f"(kernels: stock {fig['stock', 'on', 1][0]}, ours {fig['ours', 'on', 1][0]};"
       f" ITS off: indirect_target_selection=off; {secs} s)")
 print("\n".join(lines))
