@@ -25,6 +25,7 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
+#include <linux/glob.h>
 #include <linux/irq_work.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -499,8 +500,9 @@ static struct ds_consumer *ds_ring_candidate(struct ds_cpu *dc,
 	if (ds_streams(dc, task, cons) != 1)
 		return NULL;
 	c = cons[0];
+	/* Markers need the splay, which leaves their recipients out. */
 	if (c->cfg.task || c->cfg.mode != DS_MODE_RING ||
-	    c->cfg.priv != DS_PRIV_ALL ||
+	    c->cfg.priv != DS_PRIV_ALL || (c->cfg.flags & DS_BTS_MARKERS) ||
 	    c->cfg.nr_records >= 2 * dc->staging.nr)
 		return NULL;
 	return c;
@@ -1000,6 +1002,22 @@ static bool ds_taken_here(struct ds_cpu *dc, u32 flag)
 	return false;
 }
 
+/*
+ * A key for a stream that takes markers, which names it among a marker's
+ * recipients: a new one for each consumer, 0 never.  A key comes back
+ * after 2^32 consumers, when the one that had it is long gone.
+ */
+static u32 ds_marker_key(void)
+{
+	static atomic_t last;
+	u32 key;
+
+	do {
+		key = atomic_inc_return(&last);
+	} while (!key);
+	return key;
+}
+
 /* Consumers that take address-space changes (DS_BTS_MAPS). */
 static atomic_t ds_nr_maps;
 
@@ -1027,6 +1045,14 @@ void ds_append_optional(const struct bts_record *rec, unsigned int nr,
 	local_irq_restore(irqf);
 }
 
+/* Whether @c takes the marker @m: DS_BTS_MARKERS and its name matches. */
+static bool ds_wants_marker(const struct ds_consumer *c,
+			    const struct ds_marker *m)
+{
+	return (c->cfg.flags & DS_BTS_MARKERS) &&
+	       (!c->cfg.markers || glob_match(c->cfg.markers, m->name));
+}
+
 /**
  * ds_append_marker() - put an application's event into the branch traces
  * @m: the event
@@ -1034,15 +1060,19 @@ void ds_append_optional(const struct bts_record *rec, unsigned int nr,
  * Stages the marker where the hardware writes its next record on this CPU,
  * so that it follows every branch the current task took before the call and
  * precedes every later one, in the streams of the current task and of this
- * CPU that take markers (DS_BTS_MARKERS); the others never see it.  No
- * drain: the marker reaches the streams with the branches around it.  So a
- * task's stream gets only the markers the task wrote.
+ * CPU that take markers by that name (DS_BTS_MARKERS and
+ * ds_bts_config::markers); the others never see it.  No drain: the marker
+ * reaches the streams with the branches around it.  So a task's stream gets
+ * only the markers the task wrote.
  *
  * Context: process or interrupt, not NMI; preemption may be on.
  */
 void ds_append_marker(const struct ds_marker *m)
 {
-	struct bts_record rec[BTS_MARKER_PAYLOAD_MAX / 16 + 1];
+	struct bts_record rec[2 * DS_MAX_CONSUMERS +
+			      BTS_MARKER_PAYLOAD_MAX / 16 + 1];
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	unsigned int i, n, nr = 0;
 	unsigned long irqf;
 	struct ds_cpu *dc;
 
@@ -1050,9 +1080,16 @@ void ds_append_marker(const struct ds_marker *m)
 		return;
 	local_irq_save(irqf);
 	dc = this_cpu_ptr(&ds_cpu);
+	n = dc->armed ? ds_streams(dc, current, cons) : 0;
+	/* Each stream that takes it names itself; see DS_STAGED_RECIPIENT. */
+	for (i = 0; i < n; i++)
+		if (ds_wants_marker(cons[i], m)) {
+			rec[nr] = DS_RECIPIENT(nr, cons[i]->stream.marker_key);
+			nr++;
+		}
 	/* Built only for a stream that takes it: the write path is hot. */
-	if (ds_taken_here(dc, DS_BTS_MARKERS))
-		ds_stage(dc, rec, ds_marker_records(m, rec));
+	if (nr)
+		ds_stage(dc, rec, nr + ds_marker_records(m, rec + nr));
 	local_irq_restore(irqf);
 }
 EXPORT_SYMBOL_GPL(ds_append_marker);
@@ -1712,7 +1749,8 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	}
 	ds_stream_init(&c->stream, c->stream.buf, slots, cfg->priv,
 		       cfg->mode);
-	c->stream.markers = cfg->flags & DS_BTS_MARKERS;
+	if (cfg->flags & DS_BTS_MARKERS)
+		c->stream.marker_key = ds_marker_key();
 	c->stream.maps = cfg->flags & DS_BTS_MAPS;
 	if (c->stream.maps)
 		atomic_inc(&ds_nr_maps);

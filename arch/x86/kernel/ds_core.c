@@ -233,8 +233,9 @@ static inline bool ds_staged_kernel_time(u64 from)
 }
 
 /*
- * An annotation ds.c staged only for the streams that asked for its kind:
- * a marker or an address-space change, or a detail of one.
+ * An annotation ds.c staged only for the streams that asked for it: a
+ * marker or an address-space change, or a detail of one, or a marker's
+ * recipient.
  */
 static inline bool ds_staged_optional(u64 from)
 {
@@ -245,17 +246,31 @@ static inline bool ds_staged_optional(u64 from)
 	type = BTS_PSEUDO_TYPE(from);
 	if (type == BTS_PSEUDO_DETAIL)
 		type = BTS_DETAIL_TYPE(from);
-	return type == BTS_PSEUDO_MARKER || type == BTS_PSEUDO_MAP;
+	return type == BTS_PSEUDO_MARKER || type == BTS_PSEUDO_MAP ||
+	       type == DS_STAGED_RECIPIENT;
 }
 
-/* Whether @s asked for the staged annotation @from (ds_staged_optional()). */
-static inline bool ds_takes_optional(const struct ds_stream *s, u64 from)
+/*
+ * Whether @s takes the staged annotation @r (ds_staged_optional()).  Called
+ * for each such record in order: a marker's recipients come first, and
+ * say whether its details and the marker itself are for @s.
+ */
+static bool ds_takes_optional(struct ds_stream *s, const struct bts_record *r)
 {
-	u32 type = BTS_PSEUDO_TYPE(from);
+	u32 type = BTS_PSEUDO_TYPE(r->from);
 
-	if (type == BTS_PSEUDO_DETAIL)
-		type = BTS_DETAIL_TYPE(from);
-	return type == BTS_PSEUDO_MARKER ? s->markers : s->maps;
+	switch (type) {
+	case DS_STAGED_RECIPIENT:
+		if (!BTS_PSEUDO_ARG(r->from))
+			s->marker_for_us = false;
+		if (s->marker_key && r->to == s->marker_key)
+			s->marker_for_us = true;
+		return false;
+	case BTS_PSEUDO_DETAIL:
+		type = BTS_DETAIL_TYPE(r->from);
+		break;
+	}
+	return type == BTS_PSEUDO_MARKER ? s->marker_for_us : s->maps;
 }
 
 /*
@@ -302,8 +317,7 @@ static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 			continue;
 		}
 		if (ds_staged_kernel_time(r->from) ||
-		    (ds_staged_optional(r->from) &&
-		     ds_takes_optional(s, r->from)))
+		    (ds_staged_optional(r->from) && ds_takes_optional(s, r)))
 			ds_put_staged_user(s, r);
 	}
 }
@@ -326,7 +340,7 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 		/* Staged kernel time is for user-only streams. */
 		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from))) {
 			if (ds_staged_optional(r->from) &&
-			    ds_takes_optional(s, r->from))
+			    ds_takes_optional(s, r))
 				ds_put(s, r->from, r->to, r->flags);
 			continue;
 		}
@@ -355,15 +369,14 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 }
 
 /*
- * Whether a stream of both sides leaves out a staged record: a task's
- * user-only streams' KERNEL records stand for crossings this stream has as
- * they happened, and markers and address-space changes are for the streams
- * that take them.
+ * The records a stream of both sides takes as they are, in runs: neither a
+ * task's user-only streams' KERNEL records, which stand for crossings this
+ * stream has as they happened, nor the annotations only the streams that
+ * take them get, which are decided one at a time.
  */
-static inline bool ds_all_skips(const struct ds_stream *s, u64 from)
+static inline bool ds_all_run(u64 from)
 {
-	return ds_staged_kernel_time(from) ||
-	       (ds_staged_optional(from) && !ds_takes_optional(s, from));
+	return !ds_staged_kernel_time(from) && !ds_staged_optional(from);
 }
 
 static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
@@ -374,10 +387,14 @@ static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 	for (i = 0; i < nr; i++) {
 		const struct bts_record *r = &rec[i];
 
-		if (unlikely(ds_all_skips(s, r->from)))
+		if (unlikely(!ds_all_run(r->from))) {
+			if (ds_staged_optional(r->from) &&
+			    ds_takes_optional(s, r))
+				ds_put(s, r->from, r->to, r->flags);
 			continue;
-		for (run = 1; i + run < nr &&
-		     !ds_all_skips(s, rec[i + run].from); run++)
+		}
+		for (run = 1; i + run < nr && ds_all_run(rec[i + run].from);
+		     run++)
 			;
 		ds_put_run(s, r, run);
 		i += run - 1;
@@ -406,7 +423,7 @@ static void ds_put_lost(struct ds_stream *s)
  * other side; a kernel-only stream remembers it for the next batch.  Of
  * the pseudo-records among @rec, BTS_PSEUDO_KERNEL and its detail go to
  * user-only streams only, BTS_PSEUDO_MARKER and its details to the streams
- * that take markers (@markers), BTS_PSEUDO_MAP and its details to those
+ * its DS_STAGED_RECIPIENT records name (@marker_key), BTS_PSEUDO_MAP and its details to those
  * that take address-space changes (@maps), the others (a hardware ring's SWITCH
  * records) to streams of both sides.  A call with no records just reports
  * pending losses of streams that have room again.

@@ -33,8 +33,9 @@
  *	records for readers (ds_stream_read_last())
  * @priv: enum ds_priv
  * @mode: enum ds_mode
- * @markers: the stream takes the markers ds.c stages (BTS_PSEUDO_MARKER
- *	and its details); its owner sets it before the stream is in use
+ * @marker_key: the stream takes the markers ds.c stages (BTS_PSEUDO_MARKER
+ *	and its details) for this key (DS_STAGED_RECIPIENT), 0 for none; its
+ *	owner sets it before the stream is in use
  * @maps: likewise for the address-space changes ds.c stages
  *	(BTS_PSEUDO_MAP and its details)
  * @pos: the producer's next slot, @head % @size
@@ -46,6 +47,8 @@
  *	more than @head + 1, which it always may (ds_ring_put_run())
  * @lost: records dropped since the last BTS_PSEUDO_LOST was written
  * @lost_total: records ever dropped
+ * @marker_for_us: the marker being splayed names @marker_key among its
+ *	recipients; the producer's own state
  * @away: a kernel-only stream's trace is in user mode, since @away_from
  * @away_from: where the trace crossed over, 0 if unseen
  * @writer: enum ds_writer: who may write records now
@@ -55,8 +58,9 @@ struct ds_stream {
 	u32			size;
 	u8			priv;
 	u8			mode;
-	bool			markers;
+	u32			marker_key;
 	bool			maps;
+	bool			marker_for_us;
 	bool			away;
 	u32			pos;
 	u64			head;
@@ -85,6 +89,21 @@ enum ds_writer {
 	DS_WRITER_CLOSING,
 	DS_WRITER_CLOSED,
 };
+
+/*
+ * A record ds.c stages before a marker and that no stream ever gets: the
+ * marker (its details, then the BTS_PSEUDO_MARKER) is for the stream whose
+ * @marker_key is the record's @to.  A marker for several streams has one
+ * per stream, in a row, numbered from 0 in the argument: 0 begins the
+ * next marker's recipients.  Its type is none that include/uapi/linux/bts.h
+ * defines, nor ever will.
+ */
+#define DS_STAGED_RECIPIENT	0xff
+#define DS_RECIPIENT(index, key)					\
+	((struct bts_record) {						\
+		.from	= BTS_PSEUDO(DS_STAGED_RECIPIENT, index),	\
+		.to	= key,						\
+	})
 
 /**
  * struct ds_bts_area - the BTS half of the hardware's DS save area

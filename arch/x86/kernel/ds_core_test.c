@@ -633,19 +633,24 @@ static void ds_test_no_address_leaks(struct kunit *test)
 #define TAKES_MARKERS	BIT(0)
 #define TAKES_MAPS	BIT(1)
 
+/* The marker key of a stream that takes markers, and one of another. */
+#define OUR_KEY		7
+#define OTHER_KEY	8
+
 /*
  * Splay ds_test_trace with @staged (an annotation of the kind @kind)
  * staged after its first @cut records into a stream of @priv that takes
- * @takes.  It must hold what it makes of the trace without the
- * annotation, with the annotation (as @shown) between what it makes of the
- * records before the cut and after it if it takes that kind.
+ * @takes (markers for OUR_KEY).  It must hold what it makes of the trace
+ * without the annotation, with the annotation (as @shown) between what it
+ * makes of the records before the cut and after it if it takes that kind.
  */
 static void ds_test_staged_at(struct kunit *test, struct bts_record *room,
 			      enum ds_priv priv, unsigned int takes,
 			      unsigned int cut, unsigned int kind,
 			      const struct bts_record *staged,
+			      unsigned int nr_staged,
 			      const struct bts_record *shown,
-			      unsigned int nr_staged)
+			      unsigned int nr_shown)
 {
 	const unsigned int nr = ARRAY_SIZE(ds_test_trace);
 	struct bts_record *in = room, *out = room + DS_TEST_MAX;
@@ -665,14 +670,14 @@ static void ds_test_staged_at(struct kunit *test, struct bts_record *room,
 	ds_splay(ds_test_trace, cut, streams, 1);
 	n_want = ds_stream_consume(&s, want, DS_TEST_MAX);
 	if (takes & kind) {
-		memcpy(want + n_want, shown, nr_staged * sizeof(*want));
-		n_want += nr_staged;
+		memcpy(want + n_want, shown, nr_shown * sizeof(*want));
+		n_want += nr_shown;
 	}
 	ds_splay(ds_test_trace + cut, nr - cut, streams, 1);
 	n_want += ds_stream_consume(&s, want + n_want, DS_TEST_MAX - n_want);
 
 	ds_stream_init(&s, buf, DS_TEST_MAX, priv, DS_MODE_CONTINUOUS);
-	s.markers = takes & TAKES_MARKERS;
+	s.marker_key = takes & TAKES_MARKERS ? OUR_KEY : 0;
 	s.maps = takes & TAKES_MAPS;
 	ds_splay(in, nr + nr_staged, streams, 1);
 	n = ds_stream_consume(&s, out, DS_TEST_MAX);
@@ -684,8 +689,9 @@ static void ds_test_staged_at(struct kunit *test, struct bts_record *room,
 /*
  * A staged marker or address-space change, with its details, reaches the
  * streams that take its kind, of every privilege, exactly where it was
- * staged, and no other stream; a user-only stream gets no kernel address
- * from one.
+ * staged, and no other stream: a marker only the streams among its
+ * recipients, which no stream ever sees.  A user-only stream gets no
+ * kernel address from one.
  */
 static void ds_test_staged_markers(struct kunit *test)
 {
@@ -693,11 +699,38 @@ static void ds_test_staged_markers(struct kunit *test)
 		DS_PRIV_USER, DS_PRIV_KERNEL, DS_PRIV_ALL,
 	};
 	static const struct bts_record marker[] = {
+		DS_RECIPIENT(0, OUR_KEY),
 		MARKER_PAYLOAD(0, 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL),
 		MARKER_PAYLOAD(1, 0x13121110ULL, 0),
 		MARKER(U(0x120)),
 	};
+	static const struct bts_record shared[] = {
+		DS_RECIPIENT(0, OTHER_KEY), DS_RECIPIENT(1, OUR_KEY),
+		DS_RECIPIENT(2, OTHER_KEY + 1),
+		MARKER_PAYLOAD(0, 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL),
+		MARKER_PAYLOAD(1, 0x13121110ULL, 0),
+		MARKER(U(0x120)),
+	};
+	static const struct bts_record shown[] = {
+		MARKER_PAYLOAD(0, 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL),
+		MARKER_PAYLOAD(1, 0x13121110ULL, 0),
+		MARKER(U(0x120)),
+	};
+	/* Another stream's marker, then ours: only ours is shown. */
+	static const struct bts_record others[] = {
+		DS_RECIPIENT(0, OTHER_KEY),
+		MARKER_PAYLOAD(0, 0x1111111111111111ULL, 0),
+		MARKER(U(0x110)),
+		DS_RECIPIENT(0, OUR_KEY),
+		MARKER_PAYLOAD(0, 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL),
+		MARKER_PAYLOAD(1, 0x13121110ULL, 0),
+		MARKER(U(0x120)),
+		DS_RECIPIENT(0, OTHER_KEY), MARKER(U(0x130)),
+	};
 	static const struct bts_record wild[] = {
+		DS_RECIPIENT(0, OUR_KEY), MARKER(K(0x10)),
+	};
+	static const struct bts_record wild_shown[] = {
 		MARKER(K(0x10)),
 	};
 	static const struct bts_record wild_user[] = {
@@ -734,17 +767,29 @@ static void ds_test_staged_markers(struct kunit *test)
 			for (takes = 0; takes < 4; takes++) {
 				ds_test_staged_at(test, room, privs[i], takes,
 						  cut, TAKES_MARKERS, marker,
-						  marker, ARRAY_SIZE(marker));
+						  ARRAY_SIZE(marker), shown,
+						  ARRAY_SIZE(shown));
 				ds_test_staged_at(test, room, privs[i], takes,
-						  cut, TAKES_MAPS, map, map,
+						  cut, TAKES_MARKERS, shared,
+						  ARRAY_SIZE(shared), shown,
+						  ARRAY_SIZE(shown));
+				ds_test_staged_at(test, room, privs[i], takes,
+						  cut, TAKES_MARKERS, others,
+						  ARRAY_SIZE(others), shown,
+						  ARRAY_SIZE(shown));
+				ds_test_staged_at(test, room, privs[i], takes,
+						  cut, TAKES_MAPS, map,
+						  ARRAY_SIZE(map), map,
 						  ARRAY_SIZE(map));
 			}
 			ds_test_staged_at(test, room, privs[i], TAKES_MARKERS,
 					  cut, TAKES_MARKERS, wild,
+					  ARRAY_SIZE(wild),
 					  privs[i] == DS_PRIV_USER ? wild_user :
-					  wild, ARRAY_SIZE(wild));
+					  wild_shown, ARRAY_SIZE(wild_shown));
 			ds_test_staged_at(test, room, privs[i], TAKES_MAPS,
 					  cut, TAKES_MAPS, wild_map,
+					  ARRAY_SIZE(wild_map),
 					  privs[i] == DS_PRIV_USER ?
 					  wild_map_user : wild_map,
 					  ARRAY_SIZE(wild_map));

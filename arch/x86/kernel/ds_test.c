@@ -71,6 +71,15 @@ static void ds_test_pmi_then_ring(void *p)
 	t->ring_after = dc->ring;
 }
 
+static struct ds_consumer *ds_test_request_cfg(struct kunit *test,
+					       const struct ds_bts_config *cfg)
+{
+	struct ds_consumer *c = ds_request_bts(cfg);
+
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(c), "request: %ld", PTR_ERR(c));
+	return c;
+}
+
 static struct ds_consumer *ds_test_request(struct kunit *test, int cpu,
 					   enum ds_priv priv,
 					   enum ds_mode mode, u32 flags)
@@ -82,10 +91,8 @@ static struct ds_consumer *ds_test_request(struct kunit *test, int cpu,
 		.flags		= flags,
 		.nr_records	= 64,
 	};
-	struct ds_consumer *c = ds_request_bts(&cfg);
 
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(c), "request: %ld", PTR_ERR(c));
-	return c;
+	return ds_test_request_cfg(test, &cfg);
 }
 
 /*
@@ -371,11 +378,29 @@ static void ds_test_resume_migrating(struct kunit *test)
 					    BTS_DETAIL_MARKER_PAYLOAD, i)), \
 	  .to = (lo), .flags = (hi) }
 
+/* A CPU's user-only stream that takes the markers @glob matches. */
+static struct ds_consumer *ds_test_request_markers(struct kunit *test,
+						   int cpu, const char *glob)
+{
+	struct ds_bts_config cfg = {
+		.cpu		= cpu,
+		.priv		= DS_PRIV_USER,
+		.mode		= DS_MODE_CONTINUOUS,
+		.flags		= DS_BTS_MARKERS,
+		.nr_records	= 64,
+		.markers	= glob,
+	};
+
+	return ds_test_request_cfg(test, &cfg);
+}
+
 /*
- * Markers reach the streams that asked for them, staged in order with the
- * branches (a kernel thread has no user branches: a user-only stream of
- * its CPU holds the markers alone), the payload in 16-byte details, cut
- * at BTS_MARKER_PAYLOAD_MAX and flagged; the other streams never see one.
+ * Markers reach the streams that asked for them by name, staged in order
+ * with the branches (a kernel thread has no user branches: a user-only
+ * stream of its CPU holds the markers alone), the payload in 16-byte
+ * details, cut at BTS_MARKER_PAYLOAD_MAX and flagged; the other streams,
+ * those that take no markers and those whose glob does not match, never
+ * see one.
  */
 static void ds_test_markers(struct kunit *test)
 {
@@ -394,19 +419,24 @@ static void ds_test_markers(struct kunit *test)
 						    BTS_MARKER_TRUNCATED, 64)),
 		  .to = 0x401008, .flags = 8ULL << 32 | 43 },
 	};
-	struct ds_consumer *with, *without;
-	struct bts_record got[16], other[16];
+	struct ds_consumer *with, *named, *without, *unnamed;
+	/* Off the stack: three streams' worth is too much for it. */
+	struct bts_record *got = kunit_kcalloc(test, 36, sizeof(*got),
+					       GFP_KERNEL);
+	struct bts_record *also = got + 16, *other = got + 32;
 	struct ds_marker m = {
 		.source	= BTS_MARKER_USER_EVENT,
+		.name	= "test_event",
 		.id	= 42,
 		.gen	= 7,
 		.addr	= 0x401000,
 		.len	= 20,
 	};
 	u8 payload[100];
-	u32 i, n, n_other;
+	u32 i, n, n_also, n_other;
 	int cpu;
 
+	KUNIT_ASSERT_NOT_NULL(test, got);
 	if (!ds_bts_available())
 		kunit_skip(test, "no BTS");
 	if (!ds_hw.ds_cpl)
@@ -417,8 +447,9 @@ static void ds_test_markers(struct kunit *test)
 
 	migrate_disable();
 	cpu = smp_processor_id();
-	with = ds_test_request(test, cpu, DS_PRIV_USER, DS_MODE_CONTINUOUS,
-			       DS_BTS_MARKERS);
+	with = ds_test_request_markers(test, cpu, NULL);
+	named = ds_test_request_markers(test, cpu, "test_*");
+	unnamed = ds_test_request_markers(test, cpu, "other_*");
 	without = ds_test_request(test, cpu, DS_PRIV_USER, DS_MODE_CONTINUOUS,
 				  0);
 	ds_append_marker(&m);
@@ -430,15 +461,26 @@ static void ds_test_markers(struct kunit *test)
 	local_irq_disable();
 	ds_sync_local(NULL);
 	local_irq_enable();
-	n = ds_consume_bts(with, got, ARRAY_SIZE(got));
-	n_other = ds_consume_bts(without, other, ARRAY_SIZE(other));
-	ds_release_bts(without);
-	ds_release_bts(with);
-	migrate_enable();
-
+	n = ds_consume_bts(with, got, 16);
+	n_also = ds_consume_bts(named, also, 16);
+	n_other = ds_consume_bts(without, other, 4);
 	KUNIT_EXPECT_EQ_MSG(test, n_other, 0,
 			    "a stream that takes no markers got %u records",
 			    n_other);
+	n_other = ds_consume_bts(unnamed, other, 4);
+	KUNIT_EXPECT_EQ_MSG(test, n_other, 0,
+			    "a stream whose glob does not match got %u records",
+			    n_other);
+	ds_release_bts(without);
+	ds_release_bts(unnamed);
+	ds_release_bts(named);
+	ds_release_bts(with);
+	migrate_enable();
+
+	KUNIT_EXPECT_TRUE_MSG(test, n_also == n &&
+			      !memcmp(also, got, n * sizeof(*got)),
+			      "the stream whose glob matches got %u records, not the %u of the one that takes all",
+			      n_also, n);
 	KUNIT_ASSERT_EQ_MSG(test, n, ARRAY_SIZE(want),
 			    "records in the stream that takes markers");
 	for (i = 0; i < n; i++)

@@ -73,7 +73,7 @@ struct ds_bts_ops {
 #define DS_BTS_SUSPENDED	BIT(1)
 /* Task scope: trace the threads and processes it creates, see task_fork. */
 #define DS_BTS_INHERIT		BIT(2)
-/* Take the markers ds_append_marker() puts into the trace. */
+/* Take the markers ds_append_marker() puts into the trace, see @markers. */
 #define DS_BTS_MARKERS		BIT(3)
 /* Take the task's address-space changes (BTS_PSEUDO_MAP), see ds_maps.c. */
 #define DS_BTS_MAPS		BIT(4)
@@ -81,6 +81,7 @@ struct ds_bts_ops {
 /**
  * struct ds_marker - an application's event, for ds_append_marker()
  * @source: who wrote it, enum bts_marker_source
+ * @name: the event's name, which consumers choose markers by
  * @flags: BTS_MARKER_TRUNCATED, BTS_MARKER_NOT_CAPTURED
  * @id: the event's id
  * @gen: the generation of @id
@@ -91,6 +92,7 @@ struct ds_bts_ops {
  */
 struct ds_marker {
 	u8		source;
+	const char	*name;
 	u8		flags;
 	u32		id;
 	u32		gen;
@@ -109,6 +111,10 @@ struct ds_marker {
  * @nr_records: stream size in records, the last N of a ring
  * @wakeup: continuous mode: call @ops->overflow when this many records are
  *	pending; 0 means half of @nr_records
+ * @markers: with DS_BTS_MARKERS, the markers whose name this glob
+ *	matches (glob_match()), NULL for all; the caller keeps the string
+ *	until every consumer made with this config (task_fork's included) is
+ *	released
  * @ops: callbacks, or NULL
  * @data: passed to the callbacks
  */
@@ -120,6 +126,7 @@ struct ds_bts_config {
 	u32			flags;
 	u32			nr_records;
 	u32			wakeup;
+	const char		*markers;
 	const struct ds_bts_ops	*ops;
 	void			*data;
 };
