@@ -32,6 +32,7 @@
 #include <linux/slab.h>
 #include <linux/sysctl.h>
 #include <linux/uaccess.h>
+#include <linux/user_events.h>
 #include <linux/wait.h>
 #include <asm/ds.h>
 
@@ -174,6 +175,8 @@ struct bts_thread {
  * @unlimited: the opener had CAP_PERFMON: @user's limit does not apply
  * @threads_gone: threads that exited and were read to the end, no longer
  *	in @threads
+ * @markers: BTS_ATTACH_MARKERS: the subscription to the events, or NULL
+ * @markers_glob: the names of those events, for the consumers' config
  */
 struct bts_file {
 	struct mutex		lock;		/* see the comment at the top */
@@ -191,6 +194,8 @@ struct bts_file {
 	struct bts_user		*user;
 	bool			unlimited;
 	u32			threads_gone;
+	struct user_event_markers *markers;
+	char			*markers_glob;
 };
 
 static const struct ds_bts_ops bts_dev_ops;
@@ -822,6 +827,44 @@ static void bts_detach(struct bts_file *f)
 	wake_up(&f->wait);
 }
 
+/*
+ * BTS_ATTACH_MARKERS: subscribe to the events @a's glob names, for every
+ * consumer of the file.  Before the first consumer, undone after the last.
+ */
+static int bts_markers_get(struct bts_file *f, const struct bts_attach *a)
+{
+	struct user_event_markers *markers;
+	char *glob;
+
+	if (!(a->flags & BTS_ATTACH_MARKERS))
+		return 0;
+	if (a->markers)
+		glob = strndup_user(u64_to_user_ptr(a->markers),
+				    BTS_MARKERS_GLOB_MAX);
+	else
+		glob = kstrdup("*", GFP_KERNEL);
+	if (IS_ERR_OR_NULL(glob))
+		return glob ? PTR_ERR(glob) : -ENOMEM;
+	markers = user_events_markers_get(glob);
+	if (IS_ERR(markers)) {
+		kfree(glob);
+		return PTR_ERR(markers);
+	}
+	f->markers = markers;
+	f->markers_glob = glob;
+	return 0;
+}
+
+static void bts_markers_put(struct bts_file *f)
+{
+	if (!f->markers)
+		return;
+	user_events_markers_put(f->markers);
+	kfree(f->markers_glob);
+	f->markers = NULL;
+	f->markers_glob = NULL;
+}
+
 static int bts_dev_release(struct inode *inode, struct file *file)
 {
 	struct bts_file *f = file->private_data;
@@ -844,6 +887,7 @@ static int bts_dev_release(struct inode *inode, struct file *file)
 		list_del(&t->node);
 		bts_thread_free(t);
 	}
+	bts_markers_put(f);
 	bts_user_put(f->user);
 	put_pid_ns(f->ns);
 	kvfree(f->bounce);
@@ -854,7 +898,9 @@ static int bts_dev_release(struct inode *inode, struct file *file)
 static int bts_check_attach(const struct bts_attach *a)
 {
 	if (a->flags & ~(BTS_ATTACH_INHERIT | BTS_ATTACH_LOSSLESS |
-			 BTS_ATTACH_MAPS))
+			 BTS_ATTACH_MAPS | BTS_ATTACH_MARKERS))
+		return -EINVAL;
+	if (a->markers && !(a->flags & BTS_ATTACH_MARKERS))
 		return -EINVAL;
 	if (a->mode != BTS_MODE_CONTINUOUS && a->mode != BTS_MODE_RING)
 		return -EINVAL;
@@ -891,6 +937,10 @@ static int bts_attach_task(struct bts_file *f, struct task_struct *task)
 		cfg.flags |= DS_BTS_LOSSLESS;
 	if (f->attach.flags & BTS_ATTACH_MAPS)
 		cfg.flags |= DS_BTS_MAPS;
+	if (f->markers) {
+		cfg.flags |= DS_BTS_MARKERS;
+		cfg.markers = f->markers_glob;
+	}
 	/* Kernel threads never run in user mode. */
 	if (task->flags & PF_KTHREAD)
 		return -EINVAL;
@@ -977,7 +1027,11 @@ static long bts_ioctl_attach(struct bts_file *f,
 		ret = -EBUSY;
 	} else {
 		f->attach = a;
-		ret = bts_attach_task(f, task);
+		ret = bts_markers_get(f, &a);
+		if (!ret)
+			ret = bts_attach_task(f, task);
+		if (ret)
+			bts_markers_put(f);
 		if (!ret) {
 			/*
 			 * Pollers see the thread listed once they see the
@@ -1104,6 +1158,45 @@ unlock:
 	return ret;
 }
 
+/* The format of a marker's event: see BTS_IOC_EVENT_FORMAT. */
+static long bts_ioctl_event_format(struct bts_file *f,
+				   struct bts_event_format __user *ufmt)
+{
+	struct bts_event_format e;
+	char *buf;
+	int len;
+
+	len = bts_get_struct(&e, sizeof(e), ufmt, BTS_EVENT_FORMAT_SIZE_VER0);
+	if (len)
+		return len;
+	if (e.flags || e.reserved)
+		return -EINVAL;
+	mutex_lock(&f->lock);
+	len = -EINVAL;
+	if (!f->markers)
+		goto unlock;
+	len = -ENOMEM;
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		goto unlock;
+	len = user_events_marker_format(f->markers, e.id, e.gen, buf,
+					PAGE_SIZE);
+	if (len >= 0) {
+		u32 need = len + 1;
+
+		if (need > e.len)
+			len = -ENOSPC;
+		else if (copy_to_user(u64_to_user_ptr(e.format), buf, need))
+			len = -EFAULT;
+		if (len != -EFAULT && put_user(need, &ufmt->len))
+			len = -EFAULT;
+	}
+	kfree(buf);
+unlock:
+	mutex_unlock(&f->lock);
+	return len < 0 ? len : 0;
+}
+
 static long bts_dev_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -1124,6 +1217,8 @@ static long bts_dev_ioctl(struct file *file, unsigned int cmd,
 		return f->attached ? 0 : -EINVAL;
 	case BTS_IOC_SNAPSHOT:
 		return bts_ioctl_snapshot(f, (void __user *)arg);
+	case BTS_IOC_EVENT_FORMAT:
+		return bts_ioctl_event_format(f, (void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

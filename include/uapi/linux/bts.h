@@ -334,6 +334,15 @@ enum bts_attach_mode {
  * the file that was mapped when it ran.
  */
 #define BTS_ATTACH_MAPS		(1U << 2)
+/*
+ * BTS_PSEUDO_MARKER records in each thread's stream: the user_events
+ * (Documentation/trace/user_events.rst) the thread writes whose name
+ * @markers matches, each exactly between the branches before the write
+ * and those after it.  BTS_IOC_EVENT_FORMAT tells how to read a payload.
+ * A kernel without user_events (CONFIG_USER_EVENTS_BTS) refuses the flag
+ * with -EOPNOTSUPP.
+ */
+#define BTS_ATTACH_MARKERS	(1U << 3)
 
 /**
  * struct bts_attach - BTS_IOC_ATTACH's argument
@@ -345,6 +354,11 @@ enum bts_attach_mode {
  * @nr_records: records buffered per thread, the N of a ring; 0 for the
  *              default (BTS_DEFAULT_RECORDS)
  * @reserved:   must be zero
+ * @markers:    with BTS_ATTACH_MARKERS, a user pointer to the names of the
+ *              events wanted, a zero-terminated glob of at most
+ *              BTS_MARKERS_GLOB_MAX bytes with its zero (``*``, ``?``,
+ *              ``[...]``), matched against the name the event was
+ *              registered with (``u:NAME`` in dynamic_events); 0 for all
  */
 struct bts_attach {
 	__u32 size;
@@ -353,9 +367,12 @@ struct bts_attach {
 	__u32 mode;
 	__u32 nr_records;
 	__u32 reserved;
+	__u64 markers;
 };
 
 #define BTS_ATTACH_SIZE_VER0	24
+#define BTS_ATTACH_SIZE_VER1	32
+#define BTS_MARKERS_GLOB_MAX	256
 #define BTS_DEFAULT_RECORDS	65536
 /* The most records a file may buffer per thread. */
 #define BTS_MAX_RECORDS		(1U << 20)
@@ -405,6 +422,34 @@ struct bts_snapshot {
 
 #define BTS_SNAPSHOT_SIZE_VER0	24
 
+/**
+ * struct bts_event_format - BTS_IOC_EVENT_FORMAT's argument
+ * @size:   sizeof(struct bts_event_format)
+ * @flags:  none defined yet: must be zero
+ * @id:     the event's id, BTS_MARKER_ID() of a marker's @flags
+ * @gen:    the id's generation, BTS_MARKER_GEN()
+ * @len:    in: room at @format in bytes; out: the format's length with
+ *          its zero, also when it did not fit (-ENOSPC)
+ * @format: a user pointer: the event's format, zero-terminated, as the
+ *          application registered it and dynamic_events shows it without
+ *          the ``u:``: its name, then its fields (``TYPE NAME``, and a
+ *          struct's size) separated by ``; ``.  A payload holds the
+ *          fields in that order, as the event's format file in tracefs
+ *          lays them out after its common fields, which a payload lacks.
+ * @reserved: must be zero
+ */
+struct bts_event_format {
+	__u32 size;
+	__u32 flags;
+	__u32 id;
+	__u32 gen;
+	__u32 len;
+	__u32 reserved;
+	__u64 format;
+};
+
+#define BTS_EVENT_FORMAT_SIZE_VER0	32
+
 /*
  * The commands take a pointer to a struct that carries its own size, so
  * they do not encode one.
@@ -430,5 +475,13 @@ struct bts_snapshot {
  * attached or is detached, is -EINVAL.
  */
 #define BTS_IOC_SNAPSHOT	_IO(BTS_IOC_MAGIC, 0x04)
+/*
+ * The format of the event a marker names (struct bts_event_format *), for
+ * a file attached with BTS_ATTACH_MARKERS, of an event its glob matches
+ * (tracefs, where the formats are, is root's).  Ask when the marker is
+ * read: an event that was deleted, or whose id another event has now, is
+ * -ENOENT.  A file without markers is -EINVAL.
+ */
+#define BTS_IOC_EVENT_FORMAT	_IO(BTS_IOC_MAGIC, 0x05)
 
 #endif /* _UAPI_LINUX_BTS_H */
