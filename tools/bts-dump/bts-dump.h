@@ -38,6 +38,9 @@ struct sink {
 	/* How the traced command @cmd ended, as waitpid() reports it. */
 	int (*exit)(struct sink *s, u32 pid, int status,
 		    const char *cmd, size_t len);
+	/* The format of the user_event markers name as @id of @gen. */
+	int (*event_format)(struct sink *s, u32 id, u32 gen,
+			    const char *text, size_t len);
 };
 
 /* raw.c */
@@ -78,6 +81,20 @@ bool mapset_remove(struct mapset *ms, u64 start, u64 end);
 void mapset_copy(struct mapset *dst, const struct mapset *src);
 const struct mapping *mapset_find(const struct mapset *ms, u64 addr);
 void mapset_free(struct mapset *ms);
+
+/* events.c: the formats of the events markers name */
+struct events;
+struct event_format;
+
+struct events *events_new(void);
+void events_free(struct events *ev);
+void events_add(struct events *ev, u32 id, u32 gen, const char *text,
+		size_t len);
+const struct event_format *events_find(const struct events *ev, u32 id,
+				       u32 gen);
+const char *event_name(const struct event_format *e);
+void event_print_fields(FILE *f, const struct event_format *e,
+			const u8 *payload, size_t len, bool json);
 
 /* decode.c: one x86 instruction */
 enum insn_kind {

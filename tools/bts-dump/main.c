@@ -56,6 +56,8 @@ struct opts {
 	bool quiet;
 	u32 size;
 	u32 ring;
+	bool markers;
+	const char *markers_glob;	/* NULL: all */
 	char **cmd;
 };
 
@@ -95,6 +97,9 @@ struct live {
 	bool detached;
 	bool abandon;
 	bool progress_shown;
+	/* the event formats sent, by id and generation */
+	struct { u32 id, gen; } *formats;
+	size_t nformats;
 };
 
 static void print_usage(FILE *f)
@@ -118,6 +123,9 @@ static void print_usage(FILE *f)
 		"      --calls         print a call tree per thread instead of branches\n"
 		"      --insn          print the instructions run between branches\n"
 		"      --show-maps     print where executable mappings came and went\n"
+		"      --markers[=GLOB]  print the user_events the program writes whose\n"
+		"                      name GLOB matches (default all), decoded, where\n"
+		"                      it wrote them among its branches\n"
 		"      --lossy         do not slow the program down when bts-dump falls\n"
 		"                      behind; lost records are reported\n"
 		"      --size N        buffer N records per thread (default %u)\n"
@@ -158,7 +166,7 @@ static u32 parse_u32(const char *s, const char *what, u32 max)
 }
 
 /* parse_opts()'s messages for options that do not go together */
-#define TRACING_OPTS_WITH_INPUT		"--lossy, --size, --ring, --no-inherit and --progress are for tracing, not -i"
+#define TRACING_OPTS_WITH_INPUT		"--lossy, --size, --ring, --no-inherit, --markers and --progress are for tracing, not -i"
 #define RING_WITH_CONTINUOUS_OPTS	"--ring keeps the last N records: --lossy and --size are for continuous traces"
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -166,7 +174,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	enum {
 		OPT_FORMAT = 256, OPT_CALLS, OPT_INSN, OPT_LOSSY, OPT_SIZE,
 		OPT_RING, OPT_NO_INHERIT, OPT_PROGRESS, OPT_VERSION,
-		OPT_SHOW_MAPS,
+		OPT_SHOW_MAPS, OPT_MARKERS,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -176,6 +184,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "calls", no_argument, NULL, OPT_CALLS },
 		{ "insn", no_argument, NULL, OPT_INSN },
 		{ "show-maps", no_argument, NULL, OPT_SHOW_MAPS },
+		{ "markers", optional_argument, NULL, OPT_MARKERS },
 		{ "lossy", no_argument, NULL, OPT_LOSSY },
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "ring", required_argument, NULL, OPT_RING },
@@ -220,6 +229,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_SHOW_MAPS:
 			o->print.show_maps = true;
+			break;
+		case OPT_MARKERS:
+			if (optarg && strlen(optarg) >= BTS_MARKERS_GLOB_MAX)
+				bad_usage("--markers: the glob is longer than %u bytes",
+					  BTS_MARKERS_GLOB_MAX - 1);
+			o->markers = true;
+			o->markers_glob = optarg;
+			tracing_opt = true;
 			break;
 		case OPT_LOSSY:
 			o->lossy = true;
@@ -471,6 +488,45 @@ static int check_addr(struct live *lv, struct lproc *lp, u64 addr)
 }
 
 /*
+ * The format of the event a marker names, once per event: asked for as the
+ * marker is read, since the event may be deleted (then the marker prints
+ * undecoded).
+ */
+static int send_format(struct live *lv, struct stream *s, u32 id, u32 gen)
+{
+	struct bts_event_format e = {
+		.size = sizeof(e),
+		.id = id,
+		.gen = gen,
+	};
+	char *text = NULL;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < lv->nformats; i++)
+		if (lv->formats[i].id == id && lv->formats[i].gen == gen)
+			return 0;
+	lv->formats = xrealloc(lv->formats,
+			       (lv->nformats + 1) * sizeof(*lv->formats));
+	lv->formats[lv->nformats].id = id;
+	lv->formats[lv->nformats].gen = gen;
+	lv->nformats++;
+	do {
+		text = xrealloc(text, e.len ? e.len : 256);
+		e.len = e.len ? e.len : 256;
+		e.format = (uintptr_t)text;
+		ret = ioctl(s->fd, BTS_IOC_EVENT_FORMAT, &e);
+	} while (ret && errno == ENOSPC);
+	if (!ret)
+		ret = lv->out->event_format(lv->out, id, gen, text,
+					    strlen(text));
+	else if (errno != ENOENT)
+		warn(BTS_DEV ": the format of event %u", id);
+	free(text);
+	return ret > 0 ? 0 : ret;
+}
+
+/*
  * Before records go out, make sure the mappings they need went out first:
  * a new process's, and a fresh snapshot (once per read) of a process when
  * a record points outside every mapping known.
@@ -495,6 +551,11 @@ static int prescan(struct live *lv, struct stream *s,
 					if (snapshot(lv, lp))
 						return -1;
 				}
+				break;
+			case BTS_PSEUDO_MARKER:
+				if (send_format(lv, s, BTS_MARKER_ID(r->flags),
+						BTS_MARKER_GEN(r->flags)))
+					return -1;
 				break;
 			case BTS_PSEUDO_KERNEL:
 				if (lp && (check_addr(lv, lp, r->to) ||
@@ -591,6 +652,9 @@ static void attach_error(int e, pid_t tid, const char *what)
 	case ENOMEM:
 		warnx("not enough memory for the trace buffers; try a smaller --size or --ring");
 		break;
+	case EOPNOTSUPP:
+		warnx("--markers: this kernel puts no user_events into branch traces (CONFIG_USER_EVENTS_BTS)");
+		break;
 	case EDQUOT:
 		warnx("your trace buffers would pass the per-user limit (sysctl kernel.bts_user_max_kb); try a smaller --size or --ring");
 		break;
@@ -627,6 +691,10 @@ static int attach(struct live *lv, int fd, pid_t tid)
 	 * the flag) leaves the /proc snapshots alone to do it.
 	 */
 	a.flags |= BTS_ATTACH_MAPS;
+	if (o->markers) {
+		a.flags |= BTS_ATTACH_MARKERS;
+		a.markers = (uintptr_t)o->markers_glob;
+	}
 	ret = ioctl(fd, BTS_IOC_ATTACH, &a);
 	if (ret && errno == EINVAL) {
 		a.flags &= ~BTS_ATTACH_MAPS;

@@ -24,6 +24,8 @@
 #define MAX_BLOCK	(64U * 1024)
 /* --calls: indentation stops growing at this depth. */
 #define MAX_INDENT	100
+/* Call sites of each thread kept, for where markers were written. */
+#define CALL_SITES	64
 
 /* Straight-line code [start, end) that ran; end == 0: unknown code. */
 struct block {
@@ -73,6 +75,14 @@ struct thread {
 	/* --calls */
 	int depth;
 	char *func;
+	/*
+	 * The call sites of the calls not yet returned from, the innermost
+	 * at sites[(top + CALL_SITES - 1) % CALL_SITES], the outermost
+	 * forgotten past CALL_SITES
+	 */
+	u64 sites[CALL_SITES];
+	unsigned int top;
+	unsigned int nsites;
 	/* the BTS_PSEUDO_DETAIL record of the next KERNEL record, if any */
 	bool have_detail;
 	struct bts_record detail;
@@ -99,6 +109,7 @@ struct printer {
 	size_t nstreams;
 	/* the thread whose header was printed last */
 	const struct thread *shown;
+	struct events *events;
 	bool have_exit;
 	int exit_status;
 	char *exit_cmd;
@@ -181,6 +192,7 @@ static void thread_reset(struct thread *t)
 	t->nhist = 0;
 	t->head = 0;
 	t->depth = 0;
+	t->nsites = 0;
 	free(t->func);
 	t->func = NULL;
 	t->have_detail = false;
@@ -599,6 +611,26 @@ static void calls_note(struct printer *pr, struct thread *t, const char *what)
 	fprintf(pr->out, "-- %s\n", what);
 }
 
+/* Keep the call sites of the calls the thread is in: see struct thread. */
+static void track_calls(struct thread *t, enum insn_kind kind, u64 from)
+{
+	if (kind == INSN_CALL) {
+		t->sites[t->top] = from;
+		t->top = (t->top + 1) % CALL_SITES;
+		if (t->nsites < CALL_SITES)
+			t->nsites++;
+	} else if (kind == INSN_RET && t->nsites) {
+		t->top = (t->top + CALL_SITES - 1) % CALL_SITES;
+		t->nsites--;
+	}
+}
+
+/* Where the function the thread runs in was called, or 0 if unknown. */
+static u64 call_site(const struct thread *t)
+{
+	return t->nsites ? t->sites[(t->top + CALL_SITES - 1) % CALL_SITES] : 0;
+}
+
 static void on_branch(struct printer *pr, struct thread *t,
 		      const struct bts_record *r)
 {
@@ -633,6 +665,7 @@ static void on_branch(struct printer *pr, struct thread *t,
 		text_addr(pr, t, r->to);
 		putc('\n', pr->out);
 	}
+	track_calls(t, kind, r->from);
 	push_block(t, t->at, end);
 	t->at = r->to;
 	t->likely_at = 0;
@@ -660,6 +693,7 @@ static void on_kernel(struct printer *pr, struct thread *t,
 			calls_line(pr, t, k.resume, true);
 		} else if (k.how == RESUME_EXEC) {
 			t->depth = 0;
+			t->nsites = 0;
 			calls_line(pr, t, k.resume, true);
 		}
 	} else if (pr->opts.format == FORMAT_JSONL) {
@@ -778,10 +812,75 @@ static void on_marker_payload(struct thread *t, const struct bts_record *r)
 	t->payload_have |= 1U << i;
 }
 
+/* A function and its source line, for "in": "main (prog.c:5)". */
+static void text_where(struct printer *pr, struct thread *t, u64 addr)
+{
+	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
+
+	if (ai->sym)
+		fputs(ai->sym, pr->out);
+	else if (ai->mod)
+		fprintf(pr->out, "%s+0x%llx", ai->mod,
+			(unsigned long long)ai->mod_off);
+	else
+		fprintf(pr->out, "0x%llx", (unsigned long long)addr);
+	if (ai->src)
+		fprintf(pr->out, " (%s:%d)", ai->src, ai->line);
+}
+
 /*
- * An event the thread wrote (a user_event): its id and generation, where
- * it was written, and its payload if all of it is in the trace (the front
- * of a ring may have cut the details off).
+ * The text of a marker: the event by name with its fields decoded when its
+ * format is known (--markers), by id otherwise with the payload in hex;
+ * then where it was written: "in" the function that called the one that
+ * made the system call, at the call, or, not knowing that, "at" the system
+ * call.
+ */
+static void marker_text(struct printer *pr, struct thread *t,
+			const struct bts_record *r, bool have)
+{
+	const struct event_format *e = events_find(pr->events,
+						   BTS_MARKER_ID(r->flags),
+						   BTS_MARKER_GEN(r->flags));
+	unsigned int len = BTS_MARKER_LEN(r->from);
+	unsigned int flags = BTS_MARKER_FLAGS(r->from);
+	bool source = BTS_MARKER_SOURCE(r->from) == BTS_MARKER_USER_EVENT;
+	FILE *f = pr->out;
+	u64 site = call_site(t);
+	unsigned int i;
+
+	if (e)
+		fprintf(f, "-- event u:%s", event_name(e));
+	else
+		fprintf(f, "-- %s %u (generation %u)",
+			source ? "event" : "marker", BTS_MARKER_ID(r->flags),
+			BTS_MARKER_GEN(r->flags));
+	if (flags & BTS_MARKER_NOT_CAPTURED) {
+		fputs(": payload not captured", f);
+	} else if (len && !have) {
+		fputs(": payload not in the trace", f);
+	} else if (e) {
+		event_print_fields(f, e, t->payload, len, false);
+	} else if (len) {
+		fputs(":", f);
+		for (i = 0; i < len; i++)
+			fprintf(f, " %02x", t->payload[i]);
+	}
+	if (flags & BTS_MARKER_TRUNCATED)
+		fputs(" (truncated)", f);
+	if (site) {
+		fputs(" in ", f);
+		text_where(pr, t, site);
+	} else if (r->to) {
+		fputs(" at ", f);
+		text_addr(pr, t, r->to);
+	}
+	putc('\n', f);
+}
+
+/*
+ * An event the thread wrote (a user_event): which, where, and its payload
+ * if all of it is in the trace (the front of a ring may have cut the
+ * details off).
  */
 static void on_marker(struct printer *pr, struct thread *t,
 		      const struct bts_record *r)
@@ -792,55 +891,47 @@ static void on_marker(struct printer *pr, struct thread *t,
 	bool source = BTS_MARKER_SOURCE(r->from) == BTS_MARKER_USER_EVENT;
 	bool have = len <= BTS_MARKER_PAYLOAD_MAX &&
 		    (t->payload_have & need) == need;
+	const struct event_format *e;
 	FILE *f = pr->out;
-	char what[96];
 
-	snprintf(what, sizeof(what), "%s %u (generation %u)",
-		 source ? "event" : "marker", BTS_MARKER_ID(r->flags),
-		 BTS_MARKER_GEN(r->flags));
-	if (pr->opts.calls) {
-		calls_note(pr, t, what);
-	} else if (pr->opts.format == FORMAT_JSONL) {
-		json_begin(pr, t, "marker");
-		if (source)
-			fputs(",\"source\":\"user_event\"", f);
-		else
-			fprintf(f, ",\"source\":%u", BTS_MARKER_SOURCE(r->from));
-		fprintf(f, ",\"id\":%u,\"gen\":%u", BTS_MARKER_ID(r->flags),
-			BTS_MARKER_GEN(r->flags));
-		if (r->to)
-			json_addr(pr, t, "at", r->to);
-		if (flags & BTS_MARKER_NOT_CAPTURED)
-			fputs(",\"captured\":false", f);
-		else if (have) {
-			fputs(",\"payload\":\"", f);
-			for (i = 0; i < len; i++)
-				fprintf(f, "%02x", t->payload[i]);
-			putc('"', f);
-		}
-		if (flags & BTS_MARKER_TRUNCATED)
-			fputs(",\"truncated\":true", f);
-		fputs("}\n", f);
-	} else {
+	if (pr->opts.format != FORMAT_JSONL) {
 		header(pr, t);
-		fprintf(f, "-- %s", what);
-		if (r->to) {
-			fputs(" at ", f);
-			text_addr(pr, t, r->to);
-		}
-		if (flags & BTS_MARKER_NOT_CAPTURED) {
-			fputs(": payload not captured", f);
-		} else if (len && !have) {
-			fputs(": payload not in the trace", f);
-		} else if (len) {
-			fputs(":", f);
-			for (i = 0; i < len; i++)
-				fprintf(f, " %02x", t->payload[i]);
-		}
-		if (flags & BTS_MARKER_TRUNCATED)
-			fputs(" (truncated)", f);
-		putc('\n', f);
+		if (pr->opts.calls)
+			calls_indent(pr, t, 1);
+		marker_text(pr, t, r, have);
+		return;
 	}
+	e = events_find(pr->events, BTS_MARKER_ID(r->flags),
+			BTS_MARKER_GEN(r->flags));
+	json_begin(pr, t, "marker");
+	if (source)
+		fputs(",\"source\":\"user_event\"", f);
+	else
+		fprintf(f, ",\"source\":%u", BTS_MARKER_SOURCE(r->from));
+	fprintf(f, ",\"id\":%u,\"gen\":%u", BTS_MARKER_ID(r->flags),
+		BTS_MARKER_GEN(r->flags));
+	if (e) {
+		fputs(",\"event\":\"", f);
+		json_esc(f, event_name(e));
+		putc('"', f);
+	}
+	if (r->to)
+		json_addr(pr, t, "at", r->to);
+	if (call_site(t))
+		json_addr(pr, t, "caller", call_site(t));
+	if (flags & BTS_MARKER_NOT_CAPTURED) {
+		fputs(",\"captured\":false", f);
+	} else if (have) {
+		fputs(",\"payload\":\"", f);
+		for (i = 0; i < len; i++)
+			fprintf(f, "%02x", t->payload[i]);
+		putc('"', f);
+		if (e)
+			event_print_fields(f, e, t->payload, len, true);
+	}
+	if (flags & BTS_MARKER_TRUNCATED)
+		fputs(",\"truncated\":true", f);
+	fputs("}\n", f);
 }
 
 /* A detail of the MAP record to come: keep what it says. */
@@ -1137,6 +1228,15 @@ static int p_memory(struct sink *s, u32 pid, u64 addr,
 	return 0;
 }
 
+static int p_event_format(struct sink *s, u32 id, u32 gen, const char *text,
+			  size_t len)
+{
+	struct printer *pr = (struct printer *)s;
+
+	events_add(pr->events, id, gen, text, len);
+	return 0;
+}
+
 static int p_exit(struct sink *s, u32 pid, int status, const char *cmd,
 		  size_t len)
 {
@@ -1158,9 +1258,11 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	pr->sink.maps = p_maps;
 	pr->sink.memory = p_memory;
 	pr->sink.exit = p_exit;
+	pr->sink.event_format = p_event_format;
 	pr->out = out;
 	pr->opts = *opts;
 	pr->syms = syms_new();
+	pr->events = events_new();
 	return pr;
 }
 
@@ -1199,6 +1301,7 @@ void printer_free(struct printer *pr)
 	}
 	free(pr->streams);
 	free(pr->exit_cmd);
+	events_free(pr->events);
 	syms_free(pr->syms);
 	free(pr);
 }

@@ -30,6 +30,7 @@ enum raw_chunk {
 	RAW_MAPS	= 2,
 	RAW_MEMORY	= 3,
 	RAW_EXIT	= 4,
+	RAW_EVENT_FORMAT = 5,
 };
 
 static void put32(unsigned char *p, u32 v)
@@ -126,6 +127,17 @@ static int w_memory(struct sink *s, u32 pid, u64 addr,
 	return w_chunk(w, RAW_MEMORY, head, sizeof(head), data, len);
 }
 
+static int w_event_format(struct sink *s, u32 id, u32 gen, const char *text,
+			  size_t len)
+{
+	struct raw_writer *w = (struct raw_writer *)s;
+	unsigned char head[8];
+
+	put32(head, id);
+	put32(head + 4, gen);
+	return w_chunk(w, RAW_EVENT_FORMAT, head, sizeof(head), text, len);
+}
+
 static int w_exit(struct sink *s, u32 pid, int status, const char *cmd,
 		  size_t len)
 {
@@ -145,6 +157,7 @@ int raw_writer_init(struct raw_writer *w, FILE *f, const char *name)
 	w->sink.maps = w_maps;
 	w->sink.memory = w_memory;
 	w->sink.exit = w_exit;
+	w->sink.event_format = w_event_format;
 	w->f = f;
 	w->name = name;
 	memcpy(hdr, RAW_MAGIC, 8);
@@ -220,6 +233,11 @@ static int dispatch(struct sink *s, const char *name, u64 off,
 			return bad(name, off, "bad exit chunk size");
 		return s->exit(s, get32(p), (int)get32(p + 4), (char *)p + 8,
 			       len - 8);
+	case RAW_EVENT_FORMAT:
+		if (len < 8)
+			return bad(name, off, "bad event format chunk size");
+		return s->event_format(s, get32(p), get32(p + 4),
+				       (char *)p + 8, len - 8);
 	default:
 		/* A later version's chunk: what it says is not needed. */
 		return 0;

@@ -10,6 +10,7 @@ assembly; the expected output is derived from those, not from bts-dump.
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -157,9 +158,9 @@ def test_text_json():
         "-- signal handler entry -> %s on_signal (prog.c:%d)" % (
             x(a("on_signal")), SIG_LINE),
         "-- lost 7 records",
-        "-- event 42 (generation 7) at %s leaf+0x1 %s: %s" % (
-            x(a("leaf", 1)), leaf_src,
-            " ".join("%02x" % i for i in range(20))),
+        "-- event 42 (generation 7): %s at %s leaf+0x1 %s" % (
+            " ".join("%02x" % i for i in range(20)),
+            x(a("leaf", 1)), leaf_src),
         "-- interrupt vector 236 at %s leaf+0x1 %s" % (x(a("leaf", 1)),
                                                        leaf_src),
         "-- thread exited",
@@ -531,6 +532,61 @@ def test_kernel_detail():
         diag(out, want) + err)
 
 
+def test_event_formats():
+    """Markers decoded with their event's format (a raw file's event
+    format chunk, as --markers writes it): integers of each size and
+    sign, char arrays, __data_loc and __rel_loc strings; a field past the
+    captured payload unknown, a format with a type bts-dump does not know
+    decoded up to it with the payload in hex, and a marker of another
+    generation of the same id left undecoded."""
+    a_payload = struct.pack("<IhbB8s", 42, -2, -3, 200, b"tag")
+    # rel_loc: 5 bytes right after the field's end; data_loc: after the
+    # entry's 8 common bytes, 4 (rel) + 4 (data) + 5 (rel's) = 21.
+    s_payload = struct.pack("<II", 5 << 16 | 4, 6 << 16 | 21) + \
+        b"rel!\0" + b"data!\0"
+    at = "at %s tramp+0x5" % x(a("tramp", 5))
+    trace = [
+        rg.thread(10, 10, rg.THREAD_NEW),
+        *rg.user_event(7, 3, a("tramp", 5), a_payload),
+        *rg.user_event(8, 1, a("tramp", 5), s_payload),
+        *rg.user_event(9, 1, a("tramp", 5), bytes(64), rg.MARKER_TRUNCATED),
+        *rg.user_event(10, 1, a("tramp", 5), b"\x01\0\0\0\xff"),
+        *rg.user_event(7, 4, a("tramp", 5), a_payload),
+        rg.thread(10, 10, rg.THREAD_EXIT),
+    ]
+    f = write("formats.raw", rg.header() +
+              rg.maps_chunk(10, rg.maps_lines(PROG)) +
+              rg.event_format_chunk(7, 3, "ev_a u32 n; short s; s8 c; "
+                                    "unsigned char u; char[8] tag") +
+              rg.event_format_chunk(8, 1, "ev_s __rel_loc char[] r; "
+                                    "__data_loc char[] d") +
+              rg.event_format_chunk(9, 1, "ev_big char[60] x; u64 past") +
+              rg.event_format_chunk(10, 1, "ev_odd u32 n; float f") +
+              rg.records_chunk(trace))
+    rc, out, err = run(f)
+    want = [
+        '-- event u:ev_a n=42 s=-2 c=-3 u=200 tag="tag" ' + at,
+        '-- event u:ev_s r="rel!" d="data!" ' + at,
+        '-- event u:ev_big x="" past=? (truncated) ' + at,
+        '-- event u:ev_odd n=1 payload="01000000ff" ' + at,
+        "-- event 7 (generation 4): %s %s"
+        % (" ".join("%02x" % b for b in a_payload), at),
+    ]
+    tap(rc == 0 and has_lines(out, want),
+        "text: markers decoded with their event's format",
+        diag(out, want) + err)
+    rc, out, err = run(f, "--format=jsonl")
+    recs = [r for r in jsonl(out) if r["kind"] == "marker"] if rc == 0 else []
+    got = [(r.get("event"), r.get("fields")) for r in recs]
+    want = [("ev_a", {"n": 42, "s": -2, "c": -3, "u": 200, "tag": "tag"}),
+            ("ev_s", {"r": "rel!", "d": "data!"}),
+            ("ev_big", {"x": "", "past": None}),
+            ("ev_odd", {"n": 1}),
+            (None, None)]
+    tap(got == want, "jsonl: markers' fields as JSON",
+        "got  %r\nwant %r\n" % (got, want) + out + err)
+
+
 def test_markers():
     """Markers: a payload cut at the kernel's bound, one not captured,
     one whose details the front of a ring cut off, one without payload;
@@ -555,12 +611,12 @@ def test_markers():
               rg.records_chunk(trace))
     rc, out, err = run(f)
     want = [
-        "-- event 1 (generation 0) at %s tramp+0x5: %s (truncated)" % (
-            x(a("tramp", 5)), " ".join("%02x" % i for i in range(64))),
+        "-- event 1 (generation 0): %s (truncated) at %s tramp+0x5" % (
+            " ".join("%02x" % i for i in range(64)), x(a("tramp", 5))),
         "-- event 2 (generation 1): payload not captured",
         "-- event 3 (generation 1): payload not in the trace",
         "-- event 4 (generation 2)",
-        "-- event 5 (generation 2): payload not in the trace",
+        "-- event 5 (generation 2): payload not in the trace in tramp",
     ]
     tap(rc == 0 and has_lines(out, want) and "pseudo-record" not in out,
         "text: markers cut, not captured, cut off by a ring's front",
@@ -662,7 +718,7 @@ def test_usage():
 
 for t in (test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
-          test_markers, test_map_records, test_bad_input, test_usage):
+          test_markers, test_event_formats, test_map_records, test_bad_input, test_usage):
     try:
         t()
     except Exception as e:  # a broken test is a failed one

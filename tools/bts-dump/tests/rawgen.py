@@ -10,7 +10,7 @@ import os
 import struct
 
 MAGIC = b"BTSDUMP\n"
-RECORDS, MAPS, MEMORY, EXIT = 1, 2, 3, 4
+RECORDS, MAPS, MEMORY, EXIT, EVENT_FORMAT = 1, 2, 3, 4, 5
 
 # include/uapi/linux/bts.h
 PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
@@ -163,6 +163,10 @@ def memory_chunk(pid, addr, data):
 
 def exit_chunk(pid, status, cmd):
     return chunk(EXIT, struct.pack("<Ii", pid, status) + cmd.encode())
+
+
+def event_format_chunk(ev_id, gen, text):
+    return chunk(EVENT_FORMAT, struct.pack("<II", ev_id, gen) + text.encode())
 
 
 def elf_loads(data):
