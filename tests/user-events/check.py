@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""tests/user-events/check.py: the markers of bts-dump --markers checked
+against what the traced program says it wrote and, for the branches around
+them, against the ptrace single-step oracle (tests/bts-dump/check.py does
+the record-by-record comparison).
+
+  check.py markers ORACLE DUMP LOG --binary BIN [--glob GLOB]
+  check.py threads DUMP LOG
+  check.py reregister DUMP
+  check.py none DUMP
+  check.py self-test ORACLE DUMP LOG --binary BIN
+
+A marker sits exactly where its write was: the record after it in its
+thread's stream is the system call (write or writev) at the marker's own
+address, and the thread's stream without its markers is the oracle's.
+"""
+import argparse
+import copy
+import fnmatch
+import importlib.util
+import os
+import sys
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+spec = importlib.util.spec_from_file_location(
+    "dumpcheck", os.path.join(HERE, "..", "bts-dump", "check.py"))
+dc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(dc)
+
+# write and writev, as the 64-bit system call table numbers them.
+WRITES = {"write": 1, "writev": 20}
+# What each event of markers.c carries, from its "NAME SEQ" log line.
+PAYLOADS = {
+    "bts_test_a": lambda seq: {"seq": seq, "tag": "tag%d" % (seq % 10)},
+    "bts_test_b": lambda seq: {"msg": "message %02d" % seq,
+                               "val": 1000 * seq},
+    "bts_test_big": lambda seq: {"seq": seq, "blob": None},
+    "bts_other_c": lambda seq: {"seq": seq},
+}
+
+
+def read_log(path):
+    """The program's "[TID ]NAME SEQ" lines, as (tid or None, name, seq)."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 3:
+                out.append((int(w[0]), w[1], int(w[2])))
+            elif len(w) == 2:
+                out.append((None, w[0], int(w[1])))
+    return out
+
+
+def placement_check(records, diag, where):
+    """Each marker comes right before the write system call that wrote it,
+    at the marker's address, in user space."""
+    ok = True
+    for i, r in enumerate(records):
+        if r.get("kind") != "marker":
+            continue
+        at = dc.num(r.get("at", 0))
+        nxt = records[i + 1] if i + 1 < len(records) else {}
+        if (nxt.get("kind") != "kernel" or nxt.get("entry") != "syscall" or
+                nxt.get("syscall_nr") not in WRITES.values() or
+                dc.num(nxt.get("from", 0)) != at):
+            diag(f"{where}: marker {r.get('event')} {r.get('fields')} at "
+                 f"{r.get('at')} is followed by {nxt or '(end)'}, not its "
+                 "write system call")
+            ok = False
+        if not at or at >= 1 << 47:
+            diag(f"{where}: marker at {r.get('at')}: not a user address")
+            ok = False
+    return ok
+
+
+def events_check(markers, want, diag, where):
+    """The markers are the events the log lists, in order, decoded."""
+    got = [(r.get("event"), r.get("fields"), r.get("truncated", False))
+           for r in markers]
+    exp = [(name, PAYLOADS[name](seq), name == "bts_test_big")
+           for name, seq in want]
+    if got == exp:
+        return True
+    first = next((i for i, (g, e) in enumerate(zip(got, exp)) if g != e),
+                 min(len(got), len(exp)))
+    diag(f"{where}: {len(got)} markers, the program wrote {len(exp)} "
+         f"that match; first difference at #{first}:")
+    diag(f"  got  {got[first] if first < len(got) else '(none)'}")
+    diag(f"  want {exp[first] if first < len(exp) else '(none)'}")
+    return False
+
+
+def markers_check(oracle, dump, log, sym, glob, diag):
+    """The single-threaded program: markers where the oracle's writes are,
+    with the payloads the program wrote, only those the glob matches."""
+    ok = True
+    threads = dump.ranked()
+    if len(threads) != 1:
+        diag(f"{len(threads)} threads in the dump, want 1")
+        return False
+    recs = threads[0]
+    if not placement_check(recs, diag, "main"):
+        ok = False
+    want = [(n, s) for _, n, s in log if fnmatch.fnmatchcase(n, glob)]
+    if not events_check([r for r in recs if r.get("kind") == "marker"],
+                        want, diag, "main"):
+        ok = False
+    bare = dc.Dump(records=[r for r in dump.records
+                            if r.get("kind") != "marker"])
+    if not dc.compare_trace(oracle, bare, sym, diag):
+        ok = False
+    return ok
+
+
+def threads_check(dump, log, diag):
+    """Each thread's markers are the ones it wrote, in its own stream."""
+    ok = True
+    by_tid = {}
+    for tid, name, seq in log:
+        by_tid.setdefault(tid, []).append((name, seq))
+    if sorted(by_tid) != sorted(t for t in dump.threads if t):
+        diag(f"threads in the dump {sorted(dump.threads)}, writers "
+             f"{sorted(by_tid)}")
+        ok = False
+    for tid, want in sorted(by_tid.items()):
+        recs = dump.threads.get(tid, [])
+        if not placement_check(recs, diag, f"thread {tid}"):
+            ok = False
+        markers = [r for r in recs if r.get("kind") == "marker"]
+        got = [(r.get("event"), r.get("fields", {}).get("seq"))
+               for r in markers]
+        if got != want:
+            diag(f"thread {tid}: markers {got[:4]}... ({len(got)}), it "
+                 f"wrote {want[:4]}... ({len(want)})")
+            ok = False
+    return ok
+
+
+def reregister_check(dump, diag):
+    """bts_test_re twice, each generation decoded with its own format, and
+    the multi-format event."""
+    markers = [r for r in dump.records if r.get("kind") == "marker"]
+    got = [(r.get("event"), r.get("fields")) for r in markers]
+    want = [("bts_test_re", {"x": 1}), ("bts_test_re", {"y": 2, "z": 3}),
+            ("bts_test_multi", {"v": 4})]
+    ok = got == want
+    if not ok:
+        diag(f"got  {got}\nwant {want}")
+    gens = [(r.get("id"), r.get("gen")) for r in markers[:2]]
+    if len(gens) == 2 and gens[0] == gens[1]:
+        diag(f"both bts_test_re markers name id/generation {gens[0]}")
+        ok = False
+    for tid, recs in dump.threads.items():
+        if not placement_check(recs, diag, f"thread {tid}"):
+            ok = False
+    return ok
+
+
+def none_check(dump, diag):
+    """Without --markers, no marker."""
+    n = sum(1 for r in dump.records if r.get("kind") == "marker")
+    if n:
+        diag(f"{n} markers in a trace that asked for none")
+    return n == 0 and bool(dump.records)
+
+
+def self_test(oracle, dump, log, sym, diag):
+    """Each way a marker can be wrong makes the checks fail."""
+    quiet = dc.Diag(quiet=True)
+    glob = "bts_test_*"
+    ok = markers_check(oracle, dump, log, sym, glob, quiet)
+    if not ok:
+        diag("the unbroken trace fails:")
+        for line in quiet.lines[-8:]:
+            diag("  " + line)
+        return False
+    recs = dump.records
+    idx = [i for i, r in enumerate(recs) if r.get("kind") == "marker"]
+    cases = []
+
+    def edited(fn):
+        r = copy.deepcopy(recs)
+        fn(r)
+        return dc.Dump(records=r)
+
+    def swap_back(r):
+        i = idx[3]
+        r[i - 1], r[i] = r[i], r[i - 1]
+
+    cases.append(("a marker one record early", edited(swap_back)))
+    cases.append(("a marker missing", edited(lambda r: r.pop(idx[5]))))
+    cases.append(("a field changed", edited(
+        lambda r: r[idx[2]]["fields"].update(seq=99))))
+    cases.append(("a marker of another event", edited(
+        lambda r: r[idx[1]].update(event="bts_other_c"))))
+    cases.append(("a kernel address", edited(
+        lambda r: r[idx[0]].update(at="0xffffffff81000000"))))
+    cases.append(("a branch dropped", edited(lambda r: r.pop(idx[4] - 1))))
+    failed = 0
+    for name, broken in cases:
+        if markers_check(oracle, broken, log, sym, glob, dc.Diag(True)):
+            diag(f"not caught: {name}")
+            failed += 1
+    diag(f"{len(cases) - failed} of {len(cases)} broken traces caught")
+    return failed == 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("markers", "self-test"):
+        s = sub.add_parser(name)
+        s.add_argument("oracle")
+        s.add_argument("jsonl")
+        s.add_argument("log")
+        s.add_argument("--binary", required=True)
+        s.add_argument("--glob", default="bts_test_*")
+    s = sub.add_parser("threads")
+    s.add_argument("jsonl")
+    s.add_argument("log")
+    for name in ("reregister", "none"):
+        sub.add_parser(name).add_argument("jsonl")
+    a = p.parse_args()
+    diag = dc.Diag()
+    dump = dc.Dump(a.jsonl)
+    if dump.bad:
+        diag(f"{len(dump.bad)} lines are not JSON, first: {dump.bad[0]}")
+        sys.exit(1)
+    if a.cmd == "threads":
+        ok = threads_check(dump, read_log(a.log), diag)
+    elif a.cmd == "reregister":
+        ok = reregister_check(dump, diag)
+    elif a.cmd == "none":
+        ok = none_check(dump, diag)
+    else:
+        sym = dc.Symbols(a.binary)
+        oracle = dc.Oracle(a.oracle)
+        log = read_log(a.log)
+        if a.cmd == "markers":
+            ok = markers_check(oracle, dump, log, sym, a.glob, diag)
+        else:
+            ok = self_test(oracle, dump, log, sym, diag)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/user-events/guest.sh RESULTS BUILD BTS_DUMP [oracle]
+#
+# Runs in the test VM, as root (started by tests/user-events/run): traces
+# the user_events programs (BUILD/progs) with bts-dump --markers, and with
+# "oracle" also single-steps markers with the ptrace oracle.  Raw results
+# in RESULTS, where the host checks them:
+#
+#   markers/oracle   oracle -t                          -> oracle.txt
+#   markers/dump     --markers='bts_test_*' (jsonl)     -> dump.jsonl
+#   markers/only-a   --markers=bts_test_a (jsonl), while another
+#                    bts-dump subscribes to every event -> only-a.jsonl
+#   markers/none     no --markers (jsonl)               -> none.jsonl
+#   markers/raw      --markers='bts_test_*' --format=raw -> dump.raw
+#   markers/text     --markers='bts_test_*' (text)      -> dump.txt
+#   threads/dump     --markers, three threads at once   -> dump.jsonl
+#   reregister/dump  --markers='bts_test_*'             -> dump.jsonl
+#   nobody/dump      markers, as the unprivileged user  -> dump.jsonl
+#
+# Each step leaves STEP.rc, STEP.out (the program's output: its log of
+# the events it wrote), STEP.err and STEP.secs.
+set -u
+
+res=$1 build=$2 dump=$3 with_oracle=${4:-}
+progs=$build/progs
+run_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LC_ALL=C
+	setarch x86_64 -R)
+as_nobody=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups)
+
+step()
+{
+	local name=$1 start
+	shift
+	start=$EPOCHREALTIME
+	"$@" >"$res/$name.out" 2>"$res/$name.err"
+	echo $? >"$res/$name.rc"
+	awk -v a="$start" -v b="$EPOCHREALTIME" \
+		'BEGIN { printf "%.1f\n", b - a }' >"$res/$name.secs"
+}
+
+cd /tmp || exit 125
+ulimit -c 0
+mountpoint -q /sys/kernel/tracing ||
+	mount -t tracefs nodev /sys/kernel/tracing || exit 125
+for d in markers threads reregister nobody; do
+	mkdir -p "$res/$d" && chmod 0777 "$res/$d" || exit 125
+done
+
+if [ -n "$with_oracle" ]; then
+	step markers/oracle "${run_env[@]}" "$build/oracle" -t \
+		-o "$res/markers/oracle.txt" -- "$progs/markers"
+fi
+trace()		# trace STEP OUTPUT [bts-dump options...] -- PROG
+{
+	local name=$1 out=$2
+	shift 2
+	step "$name" "${run_env[@]}" "$dump" -o "$res/$out" "$@"
+}
+trace markers/dump markers/dump.jsonl --format=jsonl \
+	--markers='bts_test_*' -- "$progs/markers"
+# Every event has the bridge's probe while the other subscription lasts:
+# the layer must still give this trace bts_test_a's markers only.
+"$dump" -q --markers --format=raw -o /dev/null -- sleep 600 &
+other=$!
+for _ in $(seq 100); do
+	pgrep -x -P "$other" sleep >/dev/null && break
+	sleep 0.1
+done
+trace markers/only-a markers/only-a.jsonl --format=jsonl \
+	--markers=bts_test_a -- "$progs/markers"
+pkill -x -P "$other" sleep
+wait "$other"
+trace markers/none markers/none.jsonl --format=jsonl -- "$progs/markers"
+trace markers/raw markers/dump.raw --format=raw \
+	--markers='bts_test_*' -- "$progs/markers"
+trace markers/text markers/dump.txt --markers='bts_test_*' \
+	-- "$progs/markers"
+trace threads/dump threads/dump.jsonl --format=jsonl --markers \
+	-- "$progs/threads"
+trace reregister/dump reregister/dump.jsonl --format=jsonl \
+	--markers='bts_test_*' -- "$progs/reregister"
+
+# The unprivileged user may write events (as the tracing group would);
+# the formats come from /dev/bts, tracefs stays root's.
+chmod 0711 /sys/kernel/tracing &&
+	chmod 0666 /sys/kernel/tracing/user_events_data || exit 125
+step nobody/dump "${as_nobody[@]}" "${run_env[@]}" "$dump" \
+	--format=jsonl --markers='bts_test_*' -o "$res/nobody/dump.jsonl" \
+	-- "$progs/markers"
+chmod 0700 /sys/kernel/tracing
+chmod 0640 /sys/kernel/tracing/user_events_data
+exit 0
