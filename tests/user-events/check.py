@@ -9,6 +9,7 @@ the record-by-record comparison).
   check.py threads DUMP LOG
   check.py reregister DUMP
   check.py none DUMP
+  check.py enabled DUMP STAGE...
   check.py self-test ORACLE DUMP LOG --binary BIN
 
 A marker sits exactly where its write was: the record after it in its
@@ -158,6 +159,20 @@ def reregister_check(dump, diag):
     return ok
 
 
+def enabled_check(dump, stages, diag):
+    """enablebit's markers: the stages it wrote, where it wrote them."""
+    markers = [r for r in dump.records if r.get("kind") == "marker"]
+    got = [(r.get("event"), r.get("fields")) for r in markers]
+    want = [("bts_test_en", {"stage": s}) for s in stages]
+    ok = got == want
+    if not ok:
+        diag(f"got  {got}\nwant {want}")
+    for tid, recs in dump.threads.items():
+        if not placement_check(recs, diag, f"thread {tid}"):
+            ok = False
+    return ok
+
+
 def none_check(dump, diag):
     """Without --markers, no marker."""
     n = sum(1 for r in dump.records if r.get("kind") == "marker")
@@ -222,6 +237,9 @@ def main():
     s.add_argument("log")
     for name in ("reregister", "none"):
         sub.add_parser(name).add_argument("jsonl")
+    s = sub.add_parser("enabled")
+    s.add_argument("jsonl")
+    s.add_argument("stages", type=int, nargs="+")
     a = p.parse_args()
     diag = dc.Diag()
     dump = dc.Dump(a.jsonl)
@@ -234,6 +252,8 @@ def main():
         ok = reregister_check(dump, diag)
     elif a.cmd == "none":
         ok = none_check(dump, diag)
+    elif a.cmd == "enabled":
+        ok = enabled_check(dump, a.stages, diag)
     else:
         sym = dc.Symbols(a.binary)
         oracle = dc.Oracle(a.oracle)

@@ -18,6 +18,11 @@
 #   threads/dump     --markers, three threads at once   -> dump.jsonl
 #   reregister/dump  --markers='bts_test_*'             -> dump.jsonl
 #   nobody/dump      markers, as the unprivileged user  -> dump.jsonl
+#   enable/*         the enable bit (enablebit.c): a.out, of nobody's
+#                    process before, while and after nobody's bts-dump -p
+#                    traces it (a.jsonl); b.out, of root's process of the
+#                    same event meanwhile, untraced; c.out, of a process
+#                    bts-dump starts (c.jsonl)
 #
 # Each step leaves STEP.rc, STEP.out (the program's output: its log of
 # the events it wrote), STEP.err and STEP.secs.
@@ -44,7 +49,7 @@ cd /tmp || exit 125
 ulimit -c 0
 mountpoint -q /sys/kernel/tracing ||
 	mount -t tracefs nodev /sys/kernel/tracing || exit 125
-for d in markers threads reregister nobody; do
+for d in markers threads reregister nobody enable; do
 	mkdir -p "$res/$d" && chmod 0777 "$res/$d" || exit 125
 done
 
@@ -89,6 +94,53 @@ chmod 0711 /sys/kernel/tracing &&
 step nobody/dump "${as_nobody[@]}" "${run_env[@]}" "$dump" \
 	--format=jsonl --markers='bts_test_*' -o "$res/nobody/dump.jsonl" \
 	-- "$progs/markers"
+
+# until FILE PATTERN: wait (10 s at most) for PATTERN in FILE.
+until_in()
+{
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for '$2' in $1" >>"$res/enable/guest.err"
+	return 1
+}
+
+# The enable bit: each enablebit waits for a byte per stage on its FIFO,
+# kept open for writing here so that it never sees an end.
+e=$res/enable
+fifos=(/tmp/ue-a /tmp/ue-b /tmp/ue-c)
+rm -f "${fifos[@]}"
+mkfifo -m 0666 "${fifos[@]}" || exit 125
+exec 7<>"${fifos[0]}" 8<>"${fifos[1]}" 9<>"${fifos[2]}"
+"${as_nobody[@]}" "$progs/enablebit" "${fifos[0]}" 3 >"$e/a.out" 2>&1 &
+a=$!
+printf x >&7
+until_in "$e/a.out" "stage 1"
+"${as_nobody[@]}" "$dump" --progress --markers='bts_test_*' \
+	--format=jsonl -o "$e/a.jsonl" -p "$a" 2>"$e/dump.err" &
+d=$!
+until_in "$e/dump.err" " 1 threads"
+"$progs/enablebit" "${fifos[1]}" 1 >"$e/b.out" 2>&1 &
+b=$!
+printf x >&8
+wait "$b"
+printf x >&7
+until_in "$e/a.out" "stage 2"
+kill -INT "$d"
+wait "$d"
+echo $? >"$e/dump.rc"
+printf x >&7
+wait "$a"
+"$dump" --markers='bts_test_*' --format=jsonl -o "$e/c.jsonl" \
+	-- "$progs/enablebit" "${fifos[2]}" 1 >"$e/c.out" 2>&1 &
+c=$!
+printf x >&9
+wait "$c"
+echo $? >"$e/c.rc"
+exec 7>&- 8>&- 9>&-
+
 chmod 0700 /sys/kernel/tracing
 chmod 0640 /sys/kernel/tracing/user_events_data
 exit 0

@@ -138,7 +138,7 @@ static bool parse_field(char *text, struct field *f, unsigned int offset)
 	    !strncmp(type, "__rel_loc ", 10)) {
 		f->kind = type[2] == 'd' ? FIELD_DATA_LOC : FIELD_REL_LOC;
 		f->size = 4;
-		f->chars = strstr(type, "char") != NULL;
+		f->chars = strstr(type, "char");
 		return true;
 	}
 	n = array_count(type, &chars);

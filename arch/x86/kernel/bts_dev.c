@@ -400,6 +400,9 @@ static void bts_thread_release(struct bts_file *f, struct bts_thread *t)
 	f->released.lost += st.lost;
 	f->released.throttled += st.throttled;
 	ds_release_bts(c);
+	/* Its process's events are no longer enabled for this trace. */
+	if (f->markers)
+		user_events_markers_refresh(t->task);
 }
 
 /*
@@ -975,6 +978,9 @@ static int bts_attach_task(struct bts_file *f, struct task_struct *task)
 	spin_unlock(&f->threads_lock);
 	bts_thread_ids(t);
 	up_read(&task->signal->exec_update_lock);
+	/* The events it registered already: enabled for this trace. */
+	if (f->markers)
+		user_events_markers_refresh(task);
 	return 0;
 
 unlock:

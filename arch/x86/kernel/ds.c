@@ -1045,13 +1045,40 @@ void ds_append_optional(const struct bts_record *rec, unsigned int nr,
 	local_irq_restore(irqf);
 }
 
-/* Whether @c takes the marker @m: DS_BTS_MARKERS and its name matches. */
-static bool ds_wants_marker(const struct ds_consumer *c,
-			    const struct ds_marker *m)
+/* Whether @c takes markers by this name: DS_BTS_MARKERS and its glob. */
+static bool ds_wants_marker(const struct ds_consumer *c, const char *name)
 {
 	return (c->cfg.flags & DS_BTS_MARKERS) &&
-	       (!c->cfg.markers || glob_match(c->cfg.markers, m->name));
+	       (!c->cfg.markers || glob_match(c->cfg.markers, name));
 }
+
+/**
+ * ds_task_takes_marker() - does a consumer of a task take these markers?
+ * @task: the task
+ * @name: the markers' name, as ds_marker::name
+ *
+ * Whether a consumer that traces @task (its own, not a CPU's) takes the
+ * markers @name names, suspended or not: for the user_events bridge, which
+ * enables an event in the processes that a branch trace listens to.
+ *
+ * Context: any but NMI.
+ * Return: true if one does.
+ */
+bool ds_task_takes_marker(struct task_struct *task, const char *name)
+{
+	const struct ds_set *set;
+	unsigned int i;
+	bool ret = false;
+
+	/* A released consumer is freed after a grace period. */
+	rcu_read_lock();
+	set = rcu_dereference(task->thread.ds_consumers);
+	for (i = 0; set && i < set->nr && !ret; i++)
+		ret = ds_wants_marker(set->c[i], name);
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(ds_task_takes_marker);
 
 /**
  * ds_append_marker() - put an application's event into the branch traces
@@ -1083,7 +1110,7 @@ void ds_append_marker(const struct ds_marker *m)
 	n = dc->armed ? ds_streams(dc, current, cons) : 0;
 	/* Each stream that takes it names itself; see DS_STAGED_RECIPIENT. */
 	for (i = 0; i < n; i++)
-		if (ds_wants_marker(cons[i], m)) {
+		if (ds_wants_marker(cons[i], m->name)) {
 			rec[nr] = DS_RECIPIENT(nr, cons[i]->stream.marker_key);
 			nr++;
 		}

@@ -338,9 +338,10 @@ enum bts_attach_mode {
  * BTS_PSEUDO_MARKER records in each thread's stream: the user_events
  * (Documentation/trace/user_events.rst) the thread writes whose name
  * @markers matches, each exactly between the branches before the write
- * and those after it.  BTS_IOC_EVENT_FORMAT tells how to read a payload.
- * A kernel without user_events (CONFIG_USER_EVENTS_BTS) refuses the flag
- * with -EOPNOTSUPP.
+ * and those after it.  Those events are enabled in the traced processes
+ * (their enable bit set), and only there, for as long as they are traced.
+ * BTS_IOC_EVENT_FORMAT tells how to read a payload.  A kernel without
+ * user_events (CONFIG_USER_EVENTS_BTS) refuses the flag with -EOPNOTSUPP.
  */
 #define BTS_ATTACH_MARKERS	(1U << 3)
 

@@ -180,6 +180,7 @@ struct task_struct *ds_bts_task(struct ds_consumer *c);
 int ds_swap_bts_buffer(struct ds_consumer *c, struct bts_record *buf,
 		       struct ds_bts_swapped *old);
 void ds_append_marker(const struct ds_marker *m);
+bool ds_task_takes_marker(struct task_struct *task, const char *name);
 
 int ds_claim_bts_hw(void);
 void ds_unclaim_bts_hw(void);
@@ -227,6 +228,12 @@ ds_request_bts(const struct ds_bts_config *cfg)
 }
 
 static inline void ds_append_marker(const struct ds_marker *m) { }
+static inline bool ds_task_takes_marker(struct task_struct *task,
+					const char *name)
+{
+	return false;
+}
+
 static inline bool ds_freeze_local(void) { return false; }
 static inline void ds_thaw_local(void) { }
 static inline int ds_claim_bts_hw(void) { return 0; }
