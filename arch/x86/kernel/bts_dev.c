@@ -36,8 +36,6 @@
 #include <linux/wait.h>
 #include <asm/ds.h>
 
-/* Records taken from a stream at a time: what one bounce buffer holds. */
-#define BTS_DEV_BOUNCE	(SZ_16K / sizeof(struct bts_record))
 
 struct bts_file;
 
@@ -168,7 +166,6 @@ struct bts_thread {
  * @attached: BTS_IOC_ATTACH succeeded
  * @detached: BTS_IOC_DETACH ran, or the file is being released
  * @reading: the thread whose records the last read() ended with
- * @bounce: BTS_DEV_BOUNCE records to consume into
  * @released: the counters of released consumers
  * @untraced: threads created by traced ones that could not be traced
  * @user: the opener's account of trace buffers
@@ -188,7 +185,6 @@ struct bts_file {
 	bool			attached;
 	bool			detached;
 	struct bts_thread	*reading;
-	struct bts_record	*bounce;
 	struct ds_bts_status	released;
 	u32			untraced;
 	struct bts_user		*user;
@@ -535,8 +531,9 @@ static int bts_put_header(struct bts_file *f, struct bts_reader *r,
 static int bts_read_stream(struct bts_file *f, struct bts_reader *r,
 			   struct bts_thread *t)
 {
+	const struct bts_record *runs[2];
 	struct ds_bts_status st;
-	u32 got, put;
+	u32 got, put, nrs[2];
 	int ret;
 
 	ds_bts_status(t->consumer, &st);
@@ -546,12 +543,14 @@ static int bts_read_stream(struct bts_file *f, struct bts_reader *r,
 		ret = bts_put_header(f, r, t);
 		if (ret <= 0)
 			return ret;
-		got = ds_peek_bts(t->consumer, f->bounce,
-				  min_t(size_t, r->room, BTS_DEV_BOUNCE));
+		got = ds_peek_bts(t->consumer, runs, nrs,
+				  min_t(size_t, r->room, U32_MAX));
 		if (!got)
 			return 0;
-		/* Only what the reader got leaves the stream. */
-		put = bts_put_some(r, f->bounce, got);
+		/* Straight from the stream; only what the reader got leaves it. */
+		put = bts_put_some(r, runs[0], nrs[0]);
+		if (put == nrs[0] && nrs[1])
+			put += bts_put_some(r, runs[1], nrs[1]);
 		ds_discard_bts(t->consumer, put);
 		if (put < got)
 			return -EFAULT;
@@ -755,15 +754,8 @@ static int bts_dev_open(struct inode *inode, struct file *file)
 
 	if (!f)
 		return -ENOMEM;
-	f->bounce = kvmalloc_array(BTS_DEV_BOUNCE, sizeof(*f->bounce),
-				   GFP_KERNEL_ACCOUNT);
-	if (!f->bounce) {
-		kfree(f);
-		return -ENOMEM;
-	}
 	f->user = bts_user_get();
 	if (!f->user) {
-		kvfree(f->bounce);
 		kfree(f);
 		return -ENOMEM;
 	}
@@ -893,7 +885,6 @@ static int bts_dev_release(struct inode *inode, struct file *file)
 	bts_markers_put(f);
 	bts_user_put(f->user);
 	put_pid_ns(f->ns);
-	kvfree(f->bounce);
 	kfree(f);
 	return 0;
 }

@@ -2062,26 +2062,29 @@ u32 ds_read_last_local(struct ds_consumer *c, struct bts_record *out, u32 n)
 EXPORT_SYMBOL_GPL(ds_read_last_local);
 
 /**
- * ds_peek_bts() - copy the oldest records of a continuous consumer's stream
+ * ds_peek_bts() - the oldest records of a continuous consumer's stream
  * @c: the consumer, in continuous mode
- * @out: room for @n records
+ * @runs: set to the records, in at most two runs of the stream's storage
+ * @nrs: set to the runs' lengths
  * @n: how many are wanted at most
  *
- * The records stay in the stream until ds_discard_bts(): a consumer that
- * copies them on (to user space) frees only what it delivered.  Callers
- * serialize among themselves, with ds_discard_bts(), ds_consume_bts(),
- * ds_suspend_bts() and ds_resume_bts(); producers run concurrently.  What
- * is still staged on a CPU arrives at the next drain; ds_suspend_bts()
- * first to collect everything.
+ * No copy: the records stay where they are until ds_discard_bts(), so that
+ * a consumer copies them on (to user space) once, and frees only what it
+ * delivered.  Not with ds_swap_bts_buffer(), which would move them.
+ * Callers serialize among themselves, with ds_discard_bts(),
+ * ds_consume_bts(), ds_suspend_bts() and ds_resume_bts(); producers run
+ * concurrently.  What is still staged on a CPU arrives at the next drain;
+ * ds_suspend_bts() first to collect everything.
  *
  * Context: any but NMI, including @c's overflow callback.
- * Return: the number of records copied to @out.
+ * Return: the number of records in the runs, oldest first.
  */
-u32 ds_peek_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
+u32 ds_peek_bts(struct ds_consumer *c, const struct bts_record *runs[2],
+		u32 nrs[2], u32 n)
 {
 	if (WARN_ON_ONCE(c->cfg.mode != DS_MODE_CONTINUOUS))
 		return 0;
-	return ds_stream_peek(&c->stream, out, n);
+	return ds_stream_peek(&c->stream, runs, nrs, n);
 }
 EXPORT_SYMBOL_GPL(ds_peek_bts);
 
@@ -2113,15 +2116,19 @@ EXPORT_SYMBOL_GPL(ds_discard_bts);
  * @out: room for @n records
  * @n: how many are wanted at most
  *
- * ds_peek_bts() and ds_discard_bts() of what it copied.
+ * ds_peek_bts(), a copy to @out, and ds_discard_bts().
  *
  * Context: as ds_peek_bts().
  * Return: the number of records copied to @out.
  */
 u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
 {
-	u32 got = ds_peek_bts(c, out, n);
+	const struct bts_record *runs[2];
+	u32 got, nrs[2];
 
+	got = ds_peek_bts(c, runs, nrs, n);
+	memcpy(out, runs[0], nrs[0] * sizeof(*out));
+	memcpy(out + nrs[0], runs[1], nrs[1] * sizeof(*out));
 	ds_discard_bts(c, got);
 	return got;
 }

@@ -533,27 +533,34 @@ u32 ds_stream_read_last_stopped(const struct ds_stream *s,
 }
 
 /**
- * ds_stream_peek() - copy the oldest records of a continuous stream
- * @s:   the stream
- * @out: room for @n records
- * @n:   how many records are wanted at most
+ * ds_stream_peek() - where the oldest records of a continuous stream are
+ * @s:    the stream
+ * @runs: set to the records, in at most two runs of the stream's storage
+ * @nrs:  set to the runs' lengths, 0 for a run not needed
+ * @n:    how many records are wanted at most
  *
- * The records stay in the stream, and the producer leaves them alone, until
- * ds_stream_discard() frees them: a consumer that cannot deliver all it
- * copied (a fault copying to user space) loses none.
+ * No copy: the records stay where they are, and the producer writes only
+ * past them, until ds_stream_discard() gives their slots back; a consumer
+ * that cannot deliver all of them (a fault copying to user space) loses
+ * none.
  *
  * Context: the stream's only consumer; may run concurrently with the
  * producer.
- * Return: the number of records copied to @out, oldest first.
+ * Return: the number of records in the runs, oldest first, at most @n.
  */
-u32 ds_stream_peek(const struct ds_stream *s, struct bts_record *out, u32 n)
+u32 ds_stream_peek(const struct ds_stream *s, const struct bts_record *runs[2],
+		   u32 nrs[2], u32 n)
 {
 	u64 tail = s->tail;
 	/* Pairs with smp_store_release(&s->head) in ds_write(). */
 	u64 head = smp_load_acquire(&s->head);
+	u32 pos = tail % s->size;
 
 	n = min_t(u64, n, head - tail);
-	ds_copy_out(s, out, tail, n);
+	runs[0] = s->buf + pos;
+	nrs[0] = min(n, s->size - pos);
+	runs[1] = s->buf;
+	nrs[1] = n - nrs[0];
 	return n;
 }
 
@@ -568,9 +575,9 @@ u32 ds_stream_peek(const struct ds_stream *s, struct bts_record *out, u32 n)
 void ds_stream_discard(struct ds_stream *s, u32 n)
 {
 	/*
-	 * The copy in ds_stream_peek() is done before the producer may
-	 * reuse the slots.  Pairs with smp_load_acquire(&s->tail) in
-	 * ds_room().
+	 * The consumer is done with the slots ds_stream_peek() showed before
+	 * the producer may reuse them.  Pairs with smp_load_acquire(&s->tail)
+	 * in ds_room().
 	 */
 	smp_store_release(&s->tail, s->tail + n);
 }
@@ -581,7 +588,7 @@ void ds_stream_discard(struct ds_stream *s, u32 n)
  * @out: room for @n records
  * @n:   how many records are wanted at most
  *
- * ds_stream_peek() and ds_stream_discard() of what it copied.
+ * ds_stream_peek(), a copy, and ds_stream_discard().
  *
  * Context: the stream's only consumer; may run concurrently with the
  * producer.
@@ -589,7 +596,12 @@ void ds_stream_discard(struct ds_stream *s, u32 n)
  */
 u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n)
 {
-	n = ds_stream_peek(s, out, n);
+	const struct bts_record *runs[2];
+	u32 nrs[2];
+
+	n = ds_stream_peek(s, runs, nrs, n);
+	memcpy(out, runs[0], nrs[0] * sizeof(*out));
+	memcpy(out + nrs[0], runs[1], nrs[1] * sizeof(*out));
 	ds_stream_discard(s, n);
 	return n;
 }

@@ -185,7 +185,8 @@ u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 			u32 n);
 u32 ds_stream_read_last_stopped(const struct ds_stream *s,
 				struct bts_record *out, u32 n);
-u32 ds_stream_peek(const struct ds_stream *s, struct bts_record *out, u32 n);
+u32 ds_stream_peek(const struct ds_stream *s, const struct bts_record *runs[2],
+		   u32 nrs[2], u32 n);
 void ds_stream_discard(struct ds_stream *s, u32 n);
 u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n);
 u32 ds_stream_pending(const struct ds_stream *s);

@@ -398,27 +398,47 @@ static void ds_test_ring_read_stopped(struct kunit *test)
 			    "a run over the whole ring leaves nothing whole");
 }
 
+/* ds_stream_peek() into @out: its runs, one after the other. */
+static u32 ds_test_peek(struct kunit *test, struct ds_stream *s,
+			struct bts_record *out, u32 n)
+{
+	const struct bts_record *runs[2];
+	u32 nrs[2], got;
+
+	got = ds_stream_peek(s, runs, nrs, n);
+	KUNIT_EXPECT_EQ_MSG(test, nrs[0] + nrs[1], got, "runs of a peek");
+	KUNIT_EXPECT_TRUE_MSG(test, runs[0] >= s->buf &&
+			      runs[0] + nrs[0] <= s->buf + s->size &&
+			      (!nrs[1] || runs[1] == s->buf),
+			      "a peek's runs lie in the stream's storage");
+	memcpy(out, runs[0], nrs[0] * sizeof(*out));
+	memcpy(out + nrs[0], runs[1], nrs[1] * sizeof(*out));
+	return got;
+}
+
 /*
- * Records copied with ds_stream_peek() stay in the stream, and keep their
- * slots from the producer, until ds_stream_discard() frees them.
+ * Records shown by ds_stream_peek() stay in the stream, where they are,
+ * and keep their slots from the producer, until ds_stream_discard() frees
+ * them; a peek across the end of the storage is two runs.
  */
 static void ds_test_peek_keeps_records(struct kunit *test)
 {
-	struct bts_record *in = ds_test_records(test, 6);
+	struct bts_record *in = ds_test_records(test, 8);
 	struct bts_record buf[4], out[8];
 	struct ds_stream s, *streams[] = { &s };
+	const struct bts_record *runs[2];
 	unsigned int i;
-	u32 n;
+	u32 n, nrs[2];
 
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 8; i++)
 		in[i] = (struct bts_record)REC(K(i * 0x10), K(i * 0x10 + 8));
 
 	ds_stream_init(&s, buf, ARRAY_SIZE(buf), DS_PRIV_KERNEL,
 		       DS_MODE_CONTINUOUS);
 	ds_splay(in, 3, streams, 1);
-	n = ds_stream_peek(&s, out, 2);
+	n = ds_test_peek(test, &s, out, 2);
 	ds_test_expect_records(test, "a peek of two", out, n, in, 2);
-	n = ds_stream_peek(&s, out, 8);
+	n = ds_test_peek(test, &s, out, 8);
 	ds_test_expect_records(test, "a second peek sees them all", out, n,
 			       in, 3);
 
@@ -430,9 +450,33 @@ static void ds_test_peek_keeps_records(struct kunit *test)
 
 	ds_stream_discard(&s, 1);
 	KUNIT_EXPECT_EQ(test, ds_stream_pending(&s), 3);
-	n = ds_stream_consume(&s, out, 8);
+	n = ds_test_peek(test, &s, out, 8);
 	ds_test_expect_records(test, "after a discard of one, the rest", out,
 			       n, in + 1, 3);
+	n = ds_stream_peek(&s, runs, nrs, 8);
+	KUNIT_EXPECT_TRUE_MSG(test, n == 3 && nrs[0] == 3 && !nrs[1] &&
+			      runs[0] == buf + 1,
+			      "the rest, in place: %u records, runs of %u and %u",
+			      n, nrs[0], nrs[1]);
+
+	/*
+	 * The storage wraps: the record left at its end, then at its start
+	 * the loss record owed since and the two new ones.
+	 */
+	ds_stream_discard(&s, 2);
+	ds_splay(in + 6, 2, streams, 1);
+	n = ds_stream_peek(&s, runs, nrs, 8);
+	KUNIT_EXPECT_TRUE_MSG(test, n == 4 && nrs[0] == 1 && nrs[1] == 3 &&
+			      runs[0] == buf + 3 && runs[1] == buf,
+			      "across the end: %u records, runs of %u and %u",
+			      n, nrs[0], nrs[1]);
+	n = ds_test_peek(test, &s, out, 8);
+	KUNIT_EXPECT_TRUE_MSG(test, n == 4 &&
+			      BTS_PSEUDO_TYPE(out[1].from) == BTS_PSEUDO_LOST &&
+			      out[2].from == in[6].from && out[3].from == in[7].from,
+			      "across the end, in order");
+	n = ds_stream_consume(&s, out, 8);
+	KUNIT_EXPECT_EQ(test, n, 4);
 }
 
 /* A continuous stream that overflows says how much it lost, in place. */
