@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,57 @@ static int clone_child(void)
 	return bad ? 2 : 0;
 }
 
+/*
+ * BTS_ATTACH_MARKERS's glob and BTS_IOC_EVENT_FORMAT's rules (the markers
+ * themselves are tests/user-events').
+ */
+static void marker_rules(void)
+{
+	struct bts_attach a = { .size = sizeof(a), .pid = getpid() };
+	char glob[BTS_MARKERS_GLOB_MAX + 1], buf[64];
+	struct bts_event_format e = {
+		.size = sizeof(e),
+		.id = ~0U,
+		.len = sizeof(buf),
+		.format = (uintptr_t)buf,
+	};
+	int fd, err;
+
+	a.markers = (uintptr_t)"*";
+	tap(attach_err(&a) == EINVAL,
+	    "attach: a markers glob without BTS_ATTACH_MARKERS is EINVAL");
+	a.flags = BTS_ATTACH_MARKERS;
+	a.markers = 8;
+	tap(attach_err(&a) == EFAULT, "attach: a bad markers glob pointer is EFAULT");
+	memset(glob, 'x', sizeof(glob) - 1);
+	glob[sizeof(glob) - 1] = 0;
+	a.markers = (uintptr_t)glob;
+	tap(attach_err(&a) == EINVAL,
+	    "attach: a markers glob past BTS_MARKERS_GLOB_MAX is EINVAL");
+
+	fd = dev();
+	tap(ioctl_err(fd, BTS_IOC_EVENT_FORMAT, &e) == EINVAL,
+	    "event format: a file without markers is EINVAL");
+	a.markers = 0;
+	err = ioctl_err(fd, BTS_IOC_ATTACH, &a);
+	tap(!err, "attach: BTS_ATTACH_MARKERS, every event (%s)", strerror(err));
+	err = ioctl_err(fd, BTS_IOC_EVENT_FORMAT, &e);
+	tap(err == ENOENT, "event format: an event never registered is ENOENT (%s)",
+	    strerror(err));
+	e.flags = 1;
+	tap(ioctl_err(fd, BTS_IOC_EVENT_FORMAT, &e) == EINVAL,
+	    "event format: an unknown flag is EINVAL");
+	e.flags = 0;
+	e.reserved = 1;
+	tap(ioctl_err(fd, BTS_IOC_EVENT_FORMAT, &e) == EINVAL,
+	    "event format: a reserved field not zero is EINVAL");
+	e.reserved = 0;
+	e.size = BTS_EVENT_FORMAT_SIZE_VER0 - 4;
+	tap(ioctl_err(fd, BTS_IOC_EVENT_FORMAT, &e) == EINVAL,
+	    "event format: a size below the first version is EINVAL");
+	close(fd);
+}
+
 static void struct_rules(void)
 {
 	struct {
@@ -220,13 +272,16 @@ static void struct_rules(void)
 	struct bts_status st = { .size = BTS_STATUS_SIZE_VER0 - 8 };
 	int fd, err;
 
-	tap(sizeof(struct bts_attach) == BTS_ATTACH_SIZE_VER0 &&
+	tap(sizeof(struct bts_attach) == BTS_ATTACH_SIZE_VER1 &&
 	    sizeof(struct bts_status) == BTS_STATUS_SIZE_VER0,
-	    "struct sizes are the first versions' (%zu, %zu)",
+	    "struct sizes are the current versions' (%zu, %zu)",
 	    sizeof(struct bts_attach), sizeof(struct bts_status));
 
 	a.size = BTS_ATTACH_SIZE_VER0 - 4;
 	tap(attach_err(&a) == EINVAL, "attach: a size below the first version is EINVAL");
+	a.size = BTS_ATTACH_SIZE_VER0;
+	err = attach_err(&a);
+	tap(!err, "attach: the first version's size works (%s)", strerror(err));
 	a.size = sizeof(a);
 	a.flags = 1U << 31;
 	tap(attach_err(&a) == EINVAL, "attach: an unknown flag is EINVAL");
@@ -252,6 +307,7 @@ static void struct_rules(void)
 	tap(!err, "attach: a later version's size with that field zero works (%s)",
 	    strerror(err));
 	tap(attach_err((void *)8) == EFAULT, "attach: a bad pointer is EFAULT");
+	marker_rules();
 
 	fd = dev();
 	tap(ioctl_err(fd, BTS_IOC_STATUS, &st) == EINVAL,
