@@ -9,6 +9,7 @@ the record-by-record comparison).
   check.py threads DUMP LOG
   check.py reregister DUMP
   check.py none DUMP
+  check.py m32 DUMP
   check.py enabled DUMP STAGE...
   check.py self-test ORACLE DUMP LOG --binary BIN
 
@@ -29,8 +30,8 @@ spec = importlib.util.spec_from_file_location(
 dc = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(dc)
 
-# write and writev, as the 64-bit system call table numbers them.
-WRITES = {"write": 1, "writev": 20}
+# The system calls that write an event, as bts-dump names them.
+WRITES = ("write", "writev")
 # What each event of markers.c carries, from its "NAME SEQ" log line.
 PAYLOADS = {
     "bts_test_a": lambda seq: {"seq": seq, "tag": "tag%d" % (seq % 10)},
@@ -64,7 +65,7 @@ def placement_check(records, diag, where):
         at = dc.num(r.get("at", 0))
         nxt = records[i + 1] if i + 1 < len(records) else {}
         if (nxt.get("kind") != "kernel" or nxt.get("entry") != "syscall" or
-                nxt.get("syscall_nr") not in WRITES.values() or
+                nxt.get("syscall") not in WRITES or
                 dc.num(nxt.get("from", 0)) != at):
             diag(f"{where}: marker {r.get('event')} {r.get('fields')} at "
                  f"{r.get('at')} is followed by {nxt or '(end)'}, not its "
@@ -173,6 +174,25 @@ def enabled_check(dump, stages, diag):
     return ok
 
 
+def m32_check(dump, diag):
+    """The 32-bit writer's three events, by int $0x80 write and writev."""
+    markers = [r for r in dump.records if r.get("kind") == "marker"]
+    got = [(r.get("event"), r.get("fields")) for r in markers]
+    want = [("bts_test_a", {"seq": s, "tag": "m32"}) for s in (1, 2, 3)]
+    ok = got == want
+    if not ok:
+        diag(f"got  {got}\nwant {want}")
+    for tid, recs in dump.threads.items():
+        if not placement_check(recs, diag, f"thread {tid}"):
+            ok = False
+        abis = {r.get("abi") for r in recs if r.get("kind") == "kernel" and
+                r.get("syscall") in WRITES}
+        if abis != {"i386"}:
+            diag(f"thread {tid}: the writes' ABIs are {abis}, not i386")
+            ok = False
+    return ok
+
+
 def none_check(dump, diag):
     """Without --markers, no marker."""
     n = sum(1 for r in dump.records if r.get("kind") == "marker")
@@ -235,7 +255,7 @@ def main():
     s = sub.add_parser("threads")
     s.add_argument("jsonl")
     s.add_argument("log")
-    for name in ("reregister", "none"):
+    for name in ("reregister", "none", "m32"):
         sub.add_parser(name).add_argument("jsonl")
     s = sub.add_parser("enabled")
     s.add_argument("jsonl")
@@ -252,6 +272,8 @@ def main():
         ok = reregister_check(dump, diag)
     elif a.cmd == "none":
         ok = none_check(dump, diag)
+    elif a.cmd == "m32":
+        ok = m32_check(dump, diag)
     elif a.cmd == "enabled":
         ok = enabled_check(dump, a.stages, diag)
     else:

@@ -17,7 +17,10 @@
 #   markers/text     --markers='bts_test_*' (text)      -> dump.txt
 #   threads/dump     --markers, three threads at once   -> dump.jsonl
 #   reregister/dump  --markers='bts_test_*'             -> dump.jsonl
+#   m32/dump         --markers='bts_test_*', a 32-bit writer -> dump.jsonl
 #   nobody/dump      markers, as the unprivileged user  -> dump.jsonl
+#   selftests/T      with "oracle": the kernel's own user_events selftests
+#                    (tools/testing/selftests/user_events), T.out their TAP
 #   enable/*         the enable bit (enablebit.c): a.out, of nobody's
 #                    process before, while and after nobody's bts-dump -p
 #                    traces it (a.jsonl); b.out, of root's process of the
@@ -49,11 +52,14 @@ cd /tmp || exit 125
 ulimit -c 0
 mountpoint -q /sys/kernel/tracing ||
 	mount -t tracefs nodev /sys/kernel/tracing || exit 125
-for d in markers threads reregister nobody enable; do
+for d in markers threads reregister m32 nobody enable selftests; do
 	mkdir -p "$res/$d" && chmod 0777 "$res/$d" || exit 125
 done
 
 if [ -n "$with_oracle" ]; then
+	for t in ftrace_test dyn_test perf_test abi_test; do
+		step "selftests/$t" timeout 300 "$build/selftests/$t"
+	done
 	step markers/oracle "${run_env[@]}" "$build/oracle" -t \
 		-o "$res/markers/oracle.txt" -- "$progs/markers"
 fi
@@ -86,6 +92,8 @@ trace threads/dump threads/dump.jsonl --format=jsonl --markers \
 	-- "$progs/threads"
 trace reregister/dump reregister/dump.jsonl --format=jsonl \
 	--markers='bts_test_*' -- "$progs/reregister"
+trace m32/dump m32/dump.jsonl --format=jsonl --markers='bts_test_*' \
+	-- "$progs/m32"
 
 # The unprivileged user may write events (as the tracing group would);
 # the formats come from /dev/bts, tracefs stays root's.
