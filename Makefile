@@ -60,6 +60,7 @@ bench: kernel qemu
 	@bench/attach-cost.sh
 	@bench/exit-cost.sh
 	@bench/delivery-cost.sh
+	@bench/marker-cost.sh
 
 patches: deps
 	@workbench/patches.sh . $(BUILD)

@@ -4,7 +4,8 @@
 # `make demo`: show what the project does today.  It grows with each
 # capability; for now it boots the test kernel on the emulated Intel CPU
 # with BTS and shows upstream perf, our bts-dump and gdb tracing a
-# program's branches, and the ftrace flight recorder.
+# program's branches, the ftrace flight recorder, and an application's
+# user_events as markers among its branches.
 set -euo pipefail
 
 repo=$(realpath "$(dirname "$0")/..")
@@ -24,6 +25,12 @@ cp "$repo/tests/trace-bts/bts_chain.c" \
 	"$out/chain/"
 make -s -C "$repo/build/linux" O="$repo/build/kernel" M="$out/chain" modules
 gcc -static -no-pie -O1 -o "$out/chain/chain" "$repo/tests/trace-bts/chain.c"
+# An application's user_events between known calls; the build host's
+# headers may be older than user_events.
+mkdir -p "$out/include/linux"
+cp "$repo/build/linux/include/uapi/linux/user_events.h" "$out/include/linux/"
+gcc -static -no-pie -O1 -g -I"$repo/tests/bts/progs" -I"$out/include" \
+	-o "$out/markers" "$repo/tests/user-events/progs/markers.c"
 
 "$repo/tests/vm/run" --results "$out" -- bash -c '
 	set -e
@@ -97,4 +104,12 @@ gcc -static -no-pie -O1 -o "$out/chain/chain" "$repo/tests/trace-bts/chain.c"
 	echo "  ... and last:"
 	tail -2 /tmp/snap.txt | cut -c1-130
 	echo nop >/sys/kernel/tracing/current_tracer
+	echo
+	echo "== bts-dump --markers: the program'"'"'s user_events among its branches, decoded =="
+	# Each event where the program wrote it: after the call that wrote
+	# it, before the system call; the function that wrote it, its line.
+	'"$repo"'/tools/bts-dump/bts-dump --markers="bts_test_*" -- \
+		'"$out"'/markers >/tmp/markers.txt 2>&1
+	grep -m 1 -B 3 -A 1 -- "-- event u:bts_test_b" /tmp/markers.txt
+	echo "  ... $(grep -c -- "-- event u:" /tmp/markers.txt) events in all"
 '

@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench/marker-cost.sh: guest instructions per user_event a traced thread
+# writes (issue 13's benchmark).  bench/marker-cost.c checks its enable bit
+# N times and writes the event when it is set; bts-dump traces it in
+# every case (a /dev/bts consumer on the thread), and the cases differ in
+# who listens to the event:
+#
+#   a  nobody: the bit stays clear, no system call
+#   b  ftrace: the event enabled in tracefs
+#   c  a BTS subscriber: bts-dump --markers=bench_ev
+#   d  both
+#
+# Counted, not timed: the TCG plugin insn-marks.c counts every guest
+# instruction, user and kernel, on the one vCPU while region 2 is open,
+# around the program's loop: the writes, the probes, the marker's staging
+# and its share of bts-dump's reading and writing to tmpfs while the loop
+# runs.  The figure is that count over N.  The events each listener got
+# are counted afterwards (ftrace's trace, the markers in bts-dump's raw
+# file) and must be N.  Goal: c at most 1.25 times b.
+#
+# Environment: BENCH_EVENTS (20000).  About 2 minutes.
+set -euo pipefail
+
+here=$(dirname "$(realpath "$0")")
+repo=$(realpath "$here/..")
+out="$repo/build/bench/marker-cost"
+vm="$repo/tests/vm/run"
+events=${BENCH_EVENTS:-20000}
+kernel="$repo/build/kernel/arch/x86/boot/bzImage"
+dump="$repo/tools/bts-dump/bts-dump"
+
+mkdir -p "$out/include/linux"
+start=$SECONDS
+if [ ! -e "$kernel" ]; then
+	echo "bench: $kernel missing (run 'make kernel qemu' first)" >&2
+	exit 1
+fi
+make -s -C "$repo/tools/bts-dump" >&2
+# The build host's headers may be older than user_events (6.4).
+cp "$repo/build/linux/include/uapi/linux/user_events.h" "$out/include/linux/"
+gcc -static -O2 -Wall -I"$out/include" -o "$out/marker-cost" \
+	"$here/marker-cost.c"
+"$here/build-plugin.sh" "$here/insn-marks.c" "$out/libinsn-marks.so" \
+	"$repo/build/qemu/src/include/qemu"
+
+results="$out/results"
+rm -rf "$results"
+mkdir -p "$results"
+
+cat >"$results/guest.sh" <<EOF
+set -eu
+T=/sys/kernel/tracing
+mountpoint -q \$T || mount -t tracefs nodev \$T
+p=$out/marker-cost
+# Persistent, so that ftrace can enable it before the program runs.
+echo 'u:bench_ev u32 n; char[16] s' >>\$T/dynamic_events
+E=\$T/events/user_events/bench_ev/enable
+echo 16384 >\$T/buffer_size_kb
+for c in a b c d; do
+	case \$c in b|d) echo 1 >\$E ;; *) echo 0 >\$E ;; esac
+	case \$c in c|d) m=--markers=bench_ev ;; *) m= ;; esac
+	echo >\$T/trace
+	$dump -q \$m --format=raw -o /dev/shm/\$c.raw -- \$p $events \
+		>/dev/shm/\$c.out
+	echo "case \$c \$(cat /dev/shm/\$c.out) ftrace=\$(grep -c 'bench_ev:' \$T/trace || true) markers=\$($dump -i /dev/shm/\$c.raw --format=jsonl | grep -c '"kind":"marker"' || true)"
+done
+EOF
+
+if ! "$vm" --kernel "$kernel" --smp 1 --results "$results/vm" --timeout 1800 \
+	--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so${BENCH_KERNEL_ONLY:+,kernel=on}" \
+	--qemu-arg -d --qemu-arg plugin \
+	--qemu-arg -D --qemu-arg "$results/plugin" \
+	-- bash "$results/guest.sh" >"$results/out" 2>"$results/err"; then
+	echo "bench: the VM failed; see $results/err and $results/vm/" >&2
+	cat "$results/err" >&2
+	exit 1
+fi
+
+python3 - "$results" "$events" "$((SECONDS - start))" <<'EOF' | tee "$results/report"
+import re, sys
+
+results, events, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+regions = [int(m[1]) for m in
+           re.finditer(r"region 2 insns=(\d+)", open(results + "/plugin").read())]
+cases = {"a": "nobody listens", "b": "ftrace", "c": "BTS subscriber",
+         "d": "ftrace + BTS"}
+if len(regions) != len(cases):
+    sys.exit(f"bench: {len(regions)} regions in {results}/plugin, want 4")
+got = {}
+for l in open(results + "/out"):
+    m = re.match(r"case (\w) written=(\d+) ftrace=(\d+) markers=(\d+)", l)
+    if m:
+        got[m[1]] = tuple(int(x) for x in m.group(2, 3, 4))
+want = {"a": (0, 0, 0), "b": (events, events, 0), "c": (events, 0, events),
+        "d": (events, events, events)}
+for c in cases:
+    if got.get(c) != want[c]:
+        sys.exit(f"bench: case {c}: written, ftrace, markers = {got.get(c)},"
+                 f" want {want[c]}")
+print(f"guest instructions per event written by a traced thread"
+      f" ({events} events, every event delivered)")
+per = {}
+for (c, what), insns in zip(cases.items(), regions):
+    per[c] = insns / events
+    print(f"  {c}  {what:<15} {per[c]:>9.0f}")
+print(f"BTS subscriber / ftrace: {per['c'] / per['b']:.2f} (goal <= 1.25);"
+      f" ftrace + BTS / ftrace: {per['d'] / per['b']:.2f} ({secs} s)")
+print(f"bench: marker_cost events={events} none={per['a']:.0f}"
+      f" ftrace={per['b']:.0f} bts={per['c']:.0f} both={per['d']:.0f}"
+      f" ratio={per['c'] / per['b']:.2f}")
+EOF
