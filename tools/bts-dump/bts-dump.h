@@ -169,6 +169,12 @@ struct print_opts {
 	bool calls;		/* --calls */
 	bool insn;		/* --insn */
 	bool show_maps;		/* --show-maps */
+	/*
+	 * --trigger: at each marker of an event @trigger matches, only the
+	 * last @window lines before it
+	 */
+	const char *trigger;
+	unsigned int window;
 };
 
 struct printer;

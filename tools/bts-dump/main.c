@@ -126,6 +126,9 @@ static void print_usage(FILE *f)
 		"      --markers[=GLOB]  print the user_events the program writes whose\n"
 		"                      name GLOB matches (default all), decoded, where\n"
 		"                      it wrote them among its branches\n"
+		"      --trigger=GLOB  with --ring N: at each user_event whose name GLOB\n"
+		"                      matches, the last N lines of the writing thread\n"
+		"                      before it, and the event\n"
 		"      --lossy         do not slow the program down when bts-dump falls\n"
 		"                      behind; lost records are reported\n"
 		"      --size N        buffer N records per thread (default %u)\n"
@@ -174,7 +177,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	enum {
 		OPT_FORMAT = 256, OPT_CALLS, OPT_INSN, OPT_LOSSY, OPT_SIZE,
 		OPT_RING, OPT_NO_INHERIT, OPT_PROGRESS, OPT_VERSION,
-		OPT_SHOW_MAPS, OPT_MARKERS,
+		OPT_SHOW_MAPS, OPT_MARKERS, OPT_TRIGGER,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -185,6 +188,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "insn", no_argument, NULL, OPT_INSN },
 		{ "show-maps", no_argument, NULL, OPT_SHOW_MAPS },
 		{ "markers", optional_argument, NULL, OPT_MARKERS },
+		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "lossy", no_argument, NULL, OPT_LOSSY },
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "ring", required_argument, NULL, OPT_RING },
@@ -238,6 +242,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->markers_glob = optarg;
 			tracing_opt = true;
 			break;
+		case OPT_TRIGGER:
+			if (strlen(optarg) >= BTS_MARKERS_GLOB_MAX)
+				bad_usage("--trigger: the glob is longer than %u bytes",
+					  BTS_MARKERS_GLOB_MAX - 1);
+			o->print.trigger = optarg;
+			break;
 		case OPT_LOSSY:
 			o->lossy = true;
 			tracing_opt = true;
@@ -277,6 +287,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	if (!!o->input + !!o->pid + !!o->cmd != 1)
 		bad_usage("give one of a command, -p PID or -i FILE");
+	/* -i --trigger=GLOB --ring N: the windows of a recorded trace. */
+	if (o->input && o->print.trigger && o->ring)
+		tracing_opt = o->lossy || o->size || o->no_inherit ||
+			      o->progress || o->markers;
 	if (o->input && tracing_opt)
 		bad_usage(TRACING_OPTS_WITH_INPUT);
 	if (o->input && o->print.format == FORMAT_RAW)
@@ -285,6 +299,19 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		bad_usage("--calls and --insn are text formats");
 	if (o->print.calls && o->print.insn)
 		bad_usage("--calls and --insn do not go together");
+	if (o->print.trigger) {
+		if (!o->ring)
+			bad_usage("--trigger needs --ring N: the lines to show before each event");
+		if (o->markers)
+			bad_usage("--trigger's glob names the events: no --markers");
+		if (o->print.format == FORMAT_RAW || o->print.calls)
+			bad_usage("--trigger prints text or jsonl, not raw or --calls");
+		/* Every branch goes by; the printer keeps the last N lines. */
+		o->markers = !o->input;
+		o->markers_glob = o->print.trigger;
+		o->print.window = o->ring;
+		o->ring = 0;
+	}
 	if (o->ring && (o->lossy || o->size))
 		bad_usage(RING_WITH_CONTINUOUS_OPTS);
 }

@@ -12,6 +12,7 @@
  * call depth and function.
  */
 #include <err.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,9 @@ struct thread {
 	u64 sites[CALL_SITES];
 	unsigned int top;
 	unsigned int nsites;
+	/* --trigger: the last lines printed, window_top the next slot */
+	char **window;
+	unsigned int window_top;
 	/* the BTS_PSEUDO_DETAIL record of the next KERNEL record, if any */
 	bool have_detail;
 	struct bts_record detail;
@@ -110,6 +114,10 @@ struct printer {
 	/* the thread whose header was printed last */
 	const struct thread *shown;
 	struct events *events;
+	/* --trigger: where a record prints, to go to its thread's window */
+	FILE *scratch;
+	char *scratch_buf;
+	size_t scratch_size;
 	bool have_exit;
 	int exit_status;
 	char *exit_cmd;
@@ -200,6 +208,8 @@ static void thread_reset(struct thread *t)
 	map_details_clear(&t->map);
 }
 
+static void window_free(struct printer *pr, struct thread *t);
+
 static struct thread *thread_get(struct printer *pr, u32 tid,
 				 u32 pid)
 {
@@ -213,6 +223,7 @@ static struct thread *thread_get(struct printer *pr, u32 tid,
 			t->pid = pid;
 			t->proc = proc_get(pr->syms, pid);
 			thread_reset(t);
+			window_free(pr, t);
 			if (pr->shown == t)
 				pr->shown = NULL;
 		}
@@ -313,7 +324,8 @@ static void json_esc(FILE *f, const char *s)
 
 static void header(struct printer *pr, const struct thread *t)
 {
-	if (pr->shown == t)
+	/* --trigger prints each window under a header of its own. */
+	if (pr->shown == t || pr->opts.window)
 		return;
 	fprintf(pr->out, "[tid %u pid %u]\n", t->tid, t->pid);
 	pr->shown = t;
@@ -1149,6 +1161,144 @@ static void on_thread(struct printer *pr, struct thread **cur,
 	}
 }
 
+/* Decode and print one record of the stream @cur carries. */
+static void p_record(struct printer *pr, struct thread **cur,
+		     const struct bts_record *r)
+{
+	if (!BTS_RECORD_IS_PSEUDO(r->from)) {
+		(*cur)->have_detail = false;
+		(*cur)->payload_have = 0;
+		map_details_clear(&(*cur)->map);
+		on_branch(pr, *cur, r);
+		return;
+	}
+	switch (BTS_PSEUDO_TYPE(r->from)) {
+	case BTS_PSEUDO_THREAD:
+		/* Framing: a detail may wait across it. */
+		on_thread(pr, cur, r);
+		return;
+	case BTS_PSEUDO_DETAIL:
+		/* Kept for the record it details; others skipped. */
+		if (BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_MARKER &&
+		    BTS_DETAIL_LAYOUT(r->from) == BTS_DETAIL_MARKER_PAYLOAD) {
+			on_marker_payload(*cur, r);
+			return;
+		}
+		if (BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_MAP) {
+			on_map_detail(*cur, r);
+			return;
+		}
+		(*cur)->have_detail =
+			BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_KERNEL &&
+			BTS_DETAIL_LAYOUT(r->from) == BTS_DETAIL_KERNEL_ENTRY;
+		(*cur)->detail = *r;
+		return;
+	case BTS_PSEUDO_KERNEL:
+		on_kernel(pr, *cur, r);
+		break;
+	case BTS_PSEUDO_LOST:
+		on_lost(pr, *cur, r);
+		break;
+	case BTS_PSEUDO_MARKER:
+		on_marker(pr, *cur, r);
+		break;
+	case BTS_PSEUDO_MAP:
+		on_map(pr, *cur, r);
+		break;
+	default:
+		on_other(pr, *cur, r);
+		break;
+	}
+	(*cur)->have_detail = false;
+	(*cur)->payload_have = 0;
+	map_details_clear(&(*cur)->map);
+}
+
+/* Add @len bytes of whole lines to @t's window, the oldest going. */
+static void window_push(struct printer *pr, struct thread *t,
+			const char *text, size_t len)
+{
+	const char *end = text + len, *nl;
+
+	if (!t->window)
+		t->window = xcalloc(pr->opts.window, sizeof(*t->window));
+	for (; text < end; text = nl + 1) {
+		nl = memchr(text, '\n', end - text);
+		if (!nl)
+			nl = end;
+		free(t->window[t->window_top]);
+		t->window[t->window_top] = xstrndup(text, nl - text);
+		t->window_top = (t->window_top + 1) % pr->opts.window;
+	}
+}
+
+static void window_free(struct printer *pr, struct thread *t)
+{
+	unsigned int i;
+
+	for (i = 0; t->window && i < pr->opts.window; i++)
+		free(t->window[i]);
+	free(t->window);
+	t->window = NULL;
+}
+
+/* Print @t's window, oldest line first. */
+static void window_print(struct printer *pr, const struct thread *t)
+{
+	unsigned int i, k;
+
+	for (i = 0; t->window && i < pr->opts.window; i++) {
+		k = (t->window_top + i) % pr->opts.window;
+		if (t->window[k])
+			fprintf(pr->out, "%s\n", t->window[k]);
+	}
+}
+
+/*
+ * --trigger: what a record prints goes to its thread's window, the last
+ * lines; a marker prints the window under a header, then itself, as the
+ * full trace would show them.
+ */
+static bool triggers(const struct printer *pr, const struct bts_record *r)
+{
+	const struct event_format *e;
+
+	if (!BTS_RECORD_IS_PSEUDO(r->from) ||
+	    BTS_PSEUDO_TYPE(r->from) != BTS_PSEUDO_MARKER)
+		return false;
+	e = events_find(pr->events, BTS_MARKER_ID(r->flags),
+			BTS_MARKER_GEN(r->flags));
+	return e && !fnmatch(pr->opts.trigger, event_name(e), 0);
+}
+
+static void p_record_windowed(struct printer *pr, struct thread **cur,
+			      const struct bts_record *r)
+{
+	bool marker = triggers(pr, r);
+	FILE *out = pr->out;
+	off_t len;
+
+	if (!pr->scratch)
+		pr->scratch = open_memstream(&pr->scratch_buf,
+					     &pr->scratch_size);
+	if (!pr->scratch)
+		err(1, "open_memstream");
+	rewind(pr->scratch);
+	pr->out = pr->scratch;
+	p_record(pr, cur, r);
+	pr->out = out;
+	fflush(pr->scratch);
+	len = ftello(pr->scratch);
+	if (marker) {
+		if (pr->opts.format == FORMAT_TEXT)
+			fprintf(out, "[tid %u pid %u] the last %u lines before:\n",
+				(*cur)->tid, (*cur)->pid, pr->opts.window);
+		window_print(pr, *cur);
+		fwrite(pr->scratch_buf, 1, len, out);
+	}
+	window_push(pr, *cur, pr->scratch_buf, len);
+}
+
 static int p_records(struct sink *s, u32 stream,
 		     const struct bts_record *r, size_t n)
 {
@@ -1157,55 +1307,10 @@ static int p_records(struct sink *s, u32 stream,
 	size_t i;
 
 	for (i = 0; i < n; i++, r++) {
-		if (!BTS_RECORD_IS_PSEUDO(r->from)) {
-			(*cur)->have_detail = false;
-			(*cur)->payload_have = 0;
-			map_details_clear(&(*cur)->map);
-			on_branch(pr, *cur, r);
-			continue;
-		}
-		switch (BTS_PSEUDO_TYPE(r->from)) {
-		case BTS_PSEUDO_THREAD:
-			/* Framing: a detail may wait across it. */
-			on_thread(pr, cur, r);
-			continue;
-		case BTS_PSEUDO_DETAIL:
-			/* Kept for the record it details; others skipped. */
-			if (BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_MARKER &&
-			    BTS_DETAIL_LAYOUT(r->from) ==
-					BTS_DETAIL_MARKER_PAYLOAD) {
-				on_marker_payload(*cur, r);
-				continue;
-			}
-			if (BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_MAP) {
-				on_map_detail(*cur, r);
-				continue;
-			}
-			(*cur)->have_detail =
-				BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_KERNEL &&
-				BTS_DETAIL_LAYOUT(r->from) ==
-					BTS_DETAIL_KERNEL_ENTRY;
-			(*cur)->detail = *r;
-			continue;
-		case BTS_PSEUDO_KERNEL:
-			on_kernel(pr, *cur, r);
-			break;
-		case BTS_PSEUDO_LOST:
-			on_lost(pr, *cur, r);
-			break;
-		case BTS_PSEUDO_MARKER:
-			on_marker(pr, *cur, r);
-			break;
-		case BTS_PSEUDO_MAP:
-			on_map(pr, *cur, r);
-			break;
-		default:
-			on_other(pr, *cur, r);
-			break;
-		}
-		(*cur)->have_detail = false;
-		(*cur)->payload_have = 0;
-		map_details_clear(&(*cur)->map);
+		if (pr->opts.window)
+			p_record_windowed(pr, cur, r);
+		else
+			p_record(pr, cur, r);
 	}
 	return 0;
 }
@@ -1296,11 +1401,15 @@ void printer_free(struct printer *pr)
 		for (t = pr->threads[b]; t; t = tn) {
 			tn = t->next;
 			free(t->func);
+			window_free(pr, t);
 			free(t);
 		}
 	}
 	free(pr->streams);
 	free(pr->exit_cmd);
+	if (pr->scratch)
+		fclose(pr->scratch);
+	free(pr->scratch_buf);
 	events_free(pr->events);
 	syms_free(pr->syms);
 	free(pr);

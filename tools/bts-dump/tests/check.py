@@ -587,6 +587,46 @@ def test_event_formats():
         "got  %r\nwant %r\n" % (got, want) + out + err)
 
 
+def test_trigger():
+    """-i --trigger=GLOB --ring N: at each marker of an event GLOB matches,
+    the thread's last N lines before it, then the marker; other markers,
+    and markers whose format is unknown, trigger nothing."""
+    ev = struct.pack("<I", 7)
+    trace = [
+        rg.thread(10, 10, rg.THREAD_NEW),
+        rg.branch(a("tramp"), a("leaf")),
+        rg.branch(a("leaf", 1), a("tramp", 5)),
+        *rg.user_event(20, 1, a("tramp", 5), ev),
+        rg.branch(a("tramp", 5), a("leaf")),
+        *rg.user_event(21, 1, a("tramp", 5), ev),
+        *rg.user_event(22, 1, a("tramp", 5), ev),
+        rg.branch(a("leaf", 1), a("tramp", 5)),
+        *rg.user_event(20, 1, a("tramp", 5), ev),
+        rg.thread(10, 10, rg.THREAD_EXIT),
+    ]
+    f = write("trigger.raw", rg.header() +
+              rg.maps_chunk(10, rg.maps_lines(PROG)) +
+              rg.event_format_chunk(20, 1, "app_error u32 code") +
+              rg.event_format_chunk(21, 1, "app_other u32 code") +
+              rg.records_chunk(trace))
+    rc, out, err = run(f, "--trigger=app_e*", "--ring", "2")
+    full_rc, full, _ = run(f)
+    body = [ln for ln in full.splitlines() if not ln.startswith("[tid ")]
+    events = [i for i, ln in enumerate(body)
+              if ln.startswith("-- event u:app_error")]
+    want = []
+    for i in events:
+        want += ["[tid 10 pid 10] the last 2 lines before:"] + \
+            body[i - 2:i + 1]
+    got = out.splitlines()
+    tap(rc == 0 and full_rc == 0 and len(events) == 2 and got == want,
+        "text: --trigger windows at the matching events only",
+        "got  %r\nwant %r\n" % (got, want) + err)
+    rc, out, err = run(f, "--trigger=app_e*", "--ring", "2", "--size", "9")
+    tap(rc == 2 and "tracing" in err,
+        "usage: -i --trigger takes no other tracing option", err)
+
+
 def test_markers():
     """Markers: a payload cut at the kernel's bound, one not captured,
     one whose details the front of a ring cut off, one without payload;
@@ -718,7 +758,8 @@ def test_usage():
 
 for t in (test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
-          test_markers, test_event_formats, test_map_records, test_bad_input, test_usage):
+          test_markers, test_event_formats, test_trigger,
+          test_map_records, test_bad_input, test_usage):
     try:
         t()
     except Exception as e:  # a broken test is a failed one
