@@ -36,7 +36,6 @@
 #include <linux/wait.h>
 #include <asm/ds.h>
 
-
 struct bts_file;
 
 /*
