@@ -7,8 +7,9 @@
  * Three workers, each with its own random sequence, open and close files,
  * attach them with random struct bts_attach contents (sizes, flags, modes,
  * record counts, reserved fields and bytes past the struct, pids of live,
- * exiting, exec'ing and reaped processes, bad pointers), ask for the status
- * with random sizes, detach, issue unknown commands, read() with random
+ * exiting, exec'ing and reaped processes, markers globs good and bad, bad
+ * pointers), ask for the status with random sizes and for event formats
+ * with random ids, detach, issue unknown commands, read() with random
  * sizes into good, unmapped and read-only buffers, poll, pass files to
  * children that close them later, and start and kill the processes they
  * trace.  Every failure must come with an errno the ABI documents for that
@@ -80,6 +81,7 @@ static const int attach_errs[] = {
 };
 
 static const int status_errs[] = { EINVAL, EFAULT, 0 };
+static const int format_errs[] = { EINVAL, EFAULT, ENOENT, ENOSPC, 0 };
 static const int detach_errs[] = { EINVAL, 0 };
 static const int unknown_errs[] = { ENOTTY, EINVAL, EFAULT, 0 };
 static const int read_errs[] = { EAGAIN, EINVAL, EFAULT, EINTR, 0 };
@@ -204,6 +206,14 @@ static void op_attach(int fd)
 	/* The big buffers rarely: root's are not limited. */
 	a->nr_records = records[below(20) ? below(6) : below(10)];
 	a->reserved = below(8) ? 0 : (uint32_t)rnd();
+	/* Markers, of every event or some, or with a glob to fault on. */
+	if (a->size >= BTS_ATTACH_SIZE_VER1 && below(2)) {
+		static const char *const globs[] = { "*", "bts_*", "[a-", "" };
+
+		a->flags |= BTS_ATTACH_MARKERS;
+		a->markers = below(8) ? (uintptr_t)globs[below(4)] :
+			     (uintptr_t)some_buffer(buf);
+	}
 	/* Nobody would read for the worker while it waits for a reader. */
 	if (a->pid == (uint32_t)getpid())
 		a->flags &= ~BTS_ATTACH_LOSSLESS;
@@ -224,6 +234,23 @@ static void op_status(int fd)
 		check("status", errno, status_errs);
 }
 
+static void op_event_format(int fd)
+{
+	static uint32_t buf[4096 / 4 + 8];
+	struct bts_event_format *e = (struct bts_event_format *)buf;
+	static char format[600];
+
+	memset(buf, 0, sizeof(buf));
+	e->size = below(4) ? sizeof(*e) : (uint32_t)below(64);
+	e->flags = below(8) ? 0 : (uint32_t)rnd();
+	e->id = below(2) ? below(64) : (uint32_t)rnd();
+	e->gen = below(2) ? below(8) : (uint32_t)rnd();
+	e->len = below(2) ? sizeof(format) : below(32);
+	e->format = (uintptr_t)some_buffer(format);
+	if (ioctl(fd, BTS_IOC_EVENT_FORMAT, some_buffer(e)))
+		check("event format", errno, format_errs);
+}
+
 static void op_detach(int fd)
 {
 	if (ioctl(fd, BTS_IOC_DETACH, below(4) ? 0UL : (unsigned long)rnd()))
@@ -239,7 +266,7 @@ static void op_unknown(int fd)
 
 	/* Only the commands of the ABI work: the others must fail. */
 	if (cmd == BTS_IOC_ATTACH || cmd == BTS_IOC_STATUS ||
-	    cmd == BTS_IOC_DETACH)
+	    cmd == BTS_IOC_DETACH || cmd == BTS_IOC_EVENT_FORMAT)
 		return;
 	if (!ioctl(fd, cmd, some_buffer(buf))) {
 		unexpected++;
@@ -334,9 +361,12 @@ static void worker(int id, uint64_t seed, time_t deadline)
 				op_open();
 				break;
 			}
-			switch (below(7)) {
+			switch (below(8)) {
 			case 0:
 				op_attach(fd);
+				break;
+			case 6:
+				op_event_format(fd);
 				break;
 			case 1:
 				op_status(fd);

@@ -172,11 +172,11 @@ static void *flow_produce(void *p)
 static void test_producer_vs_consumer(void)
 {
 	struct flow *f = calloc(1, sizeof(*f));
-	struct bts_record out[16];
+	const struct bts_record *runs[2], *r;
 	u64 next = U(0), delivered = 0, reported = 0;
 	bool in_order = true, done;
 	pthread_t prod;
-	u32 i, n;
+	u32 i, k, n, nrs[2];
 
 	ds_stream_init(&f->s, f->buf, ARRAY_SIZE(f->buf), DS_PRIV_USER,
 		       DS_MODE_CONTINUOUS);
@@ -185,16 +185,20 @@ static void test_producer_vs_consumer(void)
 		done = __atomic_load_n(&f->done, __ATOMIC_ACQUIRE);
 		if (done)
 			ds_stream_flush_lost(&f->s);
-		n = ds_stream_peek(&f->s, out, ARRAY_SIZE(out));
-		for (i = 0; i < n; i++) {
-			if (out[i].from == BTS_PSEUDO(BTS_PSEUDO_LOST, 0)) {
-				reported += out[i].to;
-				next = U(0) + 16 * (delivered + reported);
-				continue;
+		/* Read in place, while the producer writes past them. */
+		n = ds_stream_peek(&f->s, runs, nrs, 16);
+		for (k = 0; k < 2; k++) {
+			for (i = 0; i < nrs[k]; i++) {
+				r = &runs[k][i];
+				if (r->from == BTS_PSEUDO(BTS_PSEUDO_LOST, 0)) {
+					reported += r->to;
+					next = U(0) + 16 * (delivered + reported);
+					continue;
+				}
+				in_order &= r->from == next;
+				next = r->from + 16;
+				delivered++;
 			}
-			in_order &= out[i].from == next;
-			next = out[i].from + 16;
-			delivered++;
 		}
 		ds_stream_discard(&f->s, n);
 	} while (!done || n);
