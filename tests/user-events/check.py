@@ -11,6 +11,7 @@ the record-by-record comparison).
   check.py none DUMP
   check.py m32 DUMP
   check.py enabled DUMP STAGE...
+  check.py trigger|trigger-self-test FULL_TEXT TRIGGER_TEXT N
   check.py self-test ORACLE DUMP LOG --binary BIN
 
 A marker sits exactly where its write was: the record after it in its
@@ -193,6 +194,48 @@ def m32_check(dump, diag):
     return ok
 
 
+def trigger_blocks(lines):
+    """--trigger's output: [(window lines, event line)]."""
+    blocks, cur = [], None
+    for line in lines:
+        if line.startswith("[tid ") and "the last" in line:
+            cur = []
+        elif cur is not None and line.startswith("-- event "):
+            blocks.append((cur, line))
+            cur = None
+        elif cur is not None:
+            cur.append(line)
+    return blocks
+
+
+def aside(line):
+    """A line two runs need not share: an interrupt, a page fault."""
+    return line.startswith(("-- interrupt", "-- exception #PF"))
+
+
+def trigger_check(full, trig, n, diag):
+    """Each window is the @n lines before its event, one window per event,
+    as the full trace of another run shows them (the trace's thread
+    headers aside, and interrupts and page faults, which differ from run to
+    run)."""
+    body = [x for x in full if not x.startswith("[tid ") and not aside(x)]
+    events = [i for i, x in enumerate(body) if x.startswith("-- event ")]
+    blocks = trigger_blocks(trig)
+    ok = len(blocks) == len(events) and len(events) > 0
+    if not ok:
+        diag(f"{len(blocks)} windows, {len(events)} events in the full trace")
+    for k, (i, (window, event)) in enumerate(zip(events, blocks)):
+        kept = [x for x in window if not aside(x)]
+        want = body[max(0, i - len(kept)):i]
+        if (i >= n and len(window) != n) or kept != want or \
+                event != body[i]:
+            diag(f"window {k}: got {window + [event]}")
+            diag(f"  want {body[max(0, i - n):i] + [body[i]]}")
+            ok = False
+            break
+    return ok
+
+
 def none_check(dump, diag):
     """Without --markers, no marker."""
     n = sum(1 for r in dump.records if r.get("kind") == "marker")
@@ -257,11 +300,33 @@ def main():
     s.add_argument("log")
     for name in ("reregister", "none", "m32"):
         sub.add_parser(name).add_argument("jsonl")
+    for name in ("trigger", "trigger-self-test"):
+        s = sub.add_parser(name)
+        s.add_argument("full")
+        s.add_argument("trig")
+        s.add_argument("n", type=int)
     s = sub.add_parser("enabled")
     s.add_argument("jsonl")
     s.add_argument("stages", type=int, nargs="+")
     a = p.parse_args()
     diag = dc.Diag()
+    if a.cmd.startswith("trigger"):
+        with open(a.full) as f:
+            full = f.read().splitlines()
+        with open(a.trig) as f:
+            trig = f.read().splitlines()
+        if a.cmd == "trigger":
+            sys.exit(0 if trigger_check(full, trig, a.n, diag) else 1)
+        # A window a line short, and one shown late: both caught.
+        cut = [x for i, x in enumerate(trig) if i != 1]
+        late = [x for x in trig if not x.startswith("-- event ")][:-1] + \
+            [x for x in trig if x.startswith("-- event ")]
+        ok = trigger_check(full, trig, a.n, dc.Diag(True)) and \
+            not trigger_check(full, cut, a.n, dc.Diag(True)) and \
+            not trigger_check(full, late, a.n, dc.Diag(True))
+        diag("the good output passes; a window a line short and "
+             "events shown late fail" if ok else "self-test failed")
+        sys.exit(0 if ok else 1)
     dump = dc.Dump(a.jsonl)
     if dump.bad:
         diag(f"{len(dump.bad)} lines are not JSON, first: {dump.bad[0]}")

@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/user-events/guest.sh RESULTS BUILD BTS_DUMP [oracle]
+# tests/user-events/guest.sh RESULTS BUILD BTS_DUMP [oracle|selftests]
 #
 # Runs in the test VM, as root (started by tests/user-events/run): traces
-# the user_events programs (BUILD/progs) with bts-dump --markers, and with
-# "oracle" also single-steps markers with the ptrace oracle.  Raw results
-# in RESULTS, where the host checks them:
+# the user_events programs (BUILD/progs) with bts-dump --markers; with
+# "oracle" also single-steps markers with the ptrace oracle and runs the
+# kernel's selftests, with "selftests" only the latter.  Raw results in
+# RESULTS, where the host checks them:
 #
 #   markers/oracle   oracle -t                          -> oracle.txt
 #   markers/dump     --markers='bts_test_*' (jsonl)     -> dump.jsonl
@@ -15,11 +16,13 @@
 #   markers/none     no --markers (jsonl)               -> none.jsonl
 #   markers/raw      --markers='bts_test_*' --format=raw -> dump.raw
 #   markers/text     --markers='bts_test_*' (text)      -> dump.txt
+#   markers/full-b   --markers=bts_test_b (text)        -> full-b.txt
+#   markers/trigger  --trigger=bts_test_b --ring 5      -> trigger.txt
 #   threads/dump     --markers, three threads at once   -> dump.jsonl
 #   reregister/dump  --markers='bts_test_*'             -> dump.jsonl
 #   m32/dump         --markers='bts_test_*', a 32-bit writer -> dump.jsonl
 #   nobody/dump      markers, as the unprivileged user  -> dump.jsonl
-#   selftests/T      with "oracle": the kernel's own user_events selftests
+#   selftests/T      the kernel's own user_events selftests
 #                    (tools/testing/selftests/user_events), T.out their TAP
 #   enable/*         the enable bit (enablebit.c): a.out, of nobody's
 #                    process before, while and after nobody's bts-dump -p
@@ -31,7 +34,7 @@
 # the events it wrote), STEP.err and STEP.secs.
 set -u
 
-res=$1 build=$2 dump=$3 with_oracle=${4:-}
+res=$1 build=$2 dump=$3 extra=${4:-}
 progs=$build/progs
 run_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LC_ALL=C
 	setarch x86_64 -R)
@@ -56,10 +59,12 @@ for d in markers threads reregister m32 nobody enable selftests; do
 	mkdir -p "$res/$d" && chmod 0777 "$res/$d" || exit 125
 done
 
-if [ -n "$with_oracle" ]; then
+if [ -n "$extra" ]; then
 	for t in ftrace_test dyn_test perf_test abi_test; do
 		step "selftests/$t" timeout 300 "$build/selftests/$t"
 	done
+fi
+if [ "$extra" = oracle ]; then
 	step markers/oracle "${run_env[@]}" "$build/oracle" -t \
 		-o "$res/markers/oracle.txt" -- "$progs/markers"
 fi
@@ -87,6 +92,10 @@ trace markers/none markers/none.jsonl --format=jsonl -- "$progs/markers"
 trace markers/raw markers/dump.raw --format=raw \
 	--markers='bts_test_*' -- "$progs/markers"
 trace markers/text markers/dump.txt --markers='bts_test_*' \
+	-- "$progs/markers"
+trace markers/full-b markers/full-b.txt --markers=bts_test_b \
+	-- "$progs/markers"
+trace markers/trigger markers/trigger.txt --trigger=bts_test_b --ring 5 \
 	-- "$progs/markers"
 trace threads/dump threads/dump.jsonl --format=jsonl --markers \
 	-- "$progs/threads"
