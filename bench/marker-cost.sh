@@ -20,7 +20,10 @@
 # are counted afterwards (ftrace's trace, the markers in bts-dump's raw
 # file) and must be N.  Goal: c at most 1.25 times b.
 #
-# Environment: BENCH_EVENTS (20000).  About 2 minutes.
+# Environment: BENCH_EVENTS (20000); BENCH_KERNEL_ONLY=1 counts the kernel's
+# instructions only; BENCH_PROFILE=CASE runs that case alone under the
+# plugin insn-profile.c instead and prints where its instructions go, per
+# event, by kernel function (bench/insn-profile.py).  About 2 minutes.
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
@@ -42,7 +45,9 @@ make -s -C "$repo/tools/bts-dump" >&2
 cp "$repo/build/linux/include/uapi/linux/user_events.h" "$out/include/linux/"
 gcc -static -O2 -Wall -I"$out/include" -o "$out/marker-cost" \
 	"$here/marker-cost.c"
-"$here/build-plugin.sh" "$here/insn-marks.c" "$out/libinsn-marks.so" \
+plugin=insn-marks
+[ -n "${BENCH_PROFILE:-}" ] && plugin=insn-profile
+"$here/build-plugin.sh" "$here/$plugin.c" "$out/lib$plugin.so" \
 	"$repo/build/qemu/src/include/qemu"
 
 results="$out/results"
@@ -58,7 +63,7 @@ p=$out/marker-cost
 echo 'u:bench_ev u32 n; char[16] s' >>\$T/dynamic_events
 E=\$T/events/user_events/bench_ev/enable
 echo 16384 >\$T/buffer_size_kb
-for c in a b c d; do
+for c in ${BENCH_PROFILE:-a b c d}; do
 	case \$c in b|d) echo 1 >\$E ;; *) echo 0 >\$E ;; esac
 	case \$c in c|d) m=--markers=bench_ev ;; *) m= ;; esac
 	echo >\$T/trace
@@ -69,13 +74,19 @@ done
 EOF
 
 if ! "$vm" --kernel "$kernel" --smp 1 --results "$results/vm" --timeout 1800 \
-	--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so${BENCH_KERNEL_ONLY:+,kernel=on}" \
+	--qemu-arg -plugin --qemu-arg "$out/lib$plugin.so${BENCH_KERNEL_ONLY:+,kernel=on}" \
 	--qemu-arg -d --qemu-arg plugin \
 	--qemu-arg -D --qemu-arg "$results/plugin" \
 	-- bash "$results/guest.sh" >"$results/out" 2>"$results/err"; then
 	echo "bench: the VM failed; see $results/err and $results/vm/" >&2
 	cat "$results/err" >&2
 	exit 1
+fi
+
+if [ -n "${BENCH_PROFILE:-}" ]; then
+	echo "case $BENCH_PROFILE: guest instructions per event, by function"
+	exec python3 "$here/insn-profile.py" "$results/plugin" \
+		"$repo/build/kernel/System.map" "$events" 40
 fi
 
 python3 - "$results" "$events" "$((SECONDS - start))" <<'EOF' | tee "$results/report"
