@@ -108,6 +108,10 @@ static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
  * @limit: lossless mode: pending records beyond which the task waits
  * @untraced: a task's stream told of its run on a CPU that cannot trace
  *	(ds_untraced()); written where the task is switched in
+ * @marker_id: with @marker_gen, the last event ds_append_marker() asked
+ *	about, @marker_wanted whether the glob takes it (valid once
+ *	@marker_cached); written by the writer of the event, the task or on
+ *	the CPU the consumer traces, with interrupts off
  */
 struct ds_consumer {
 	struct ds_stream	stream;
@@ -125,6 +129,10 @@ struct ds_consumer {
 	atomic64_t		throttled;
 	u32			limit;
 	bool			untraced;
+	u32			marker_id;
+	u32			marker_gen;
+	bool			marker_wanted;
+	bool			marker_cached;
 };
 
 /**
@@ -1052,6 +1060,26 @@ static bool ds_wants_marker(const struct ds_consumer *c, const char *name)
 	       (!c->cfg.markers || glob_match(c->cfg.markers, name));
 }
 
+/*
+ * ds_wants_marker() for the marker @m written here, the glob matched once
+ * per event: an application writes the same events again and again.
+ * Context: interrupts off, @c a consumer of this CPU or of current.
+ */
+static bool ds_wants_marker_here(struct ds_consumer *c,
+				 const struct ds_marker *m)
+{
+	if (!(c->cfg.flags & DS_BTS_MARKERS) || !c->cfg.markers)
+		return c->cfg.flags & DS_BTS_MARKERS;
+	if (!c->marker_cached || c->marker_id != m->id ||
+	    c->marker_gen != m->gen) {
+		c->marker_wanted = glob_match(c->cfg.markers, m->name);
+		c->marker_id = m->id;
+		c->marker_gen = m->gen;
+		c->marker_cached = true;
+	}
+	return c->marker_wanted;
+}
+
 /**
  * ds_task_takes_marker() - does a consumer of a task take these markers?
  * @task: the task
@@ -1110,7 +1138,7 @@ void ds_append_marker(const struct ds_marker *m)
 	n = dc->armed ? ds_streams(dc, current, cons) : 0;
 	/* Each stream that takes it names itself; see DS_STAGED_RECIPIENT. */
 	for (i = 0; i < n; i++)
-		if (ds_wants_marker(cons[i], m->name)) {
+		if (ds_wants_marker_here(cons[i], m)) {
 			rec[nr] = DS_RECIPIENT(nr, cons[i]->stream.marker_key);
 			nr++;
 		}

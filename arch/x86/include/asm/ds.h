@@ -84,7 +84,8 @@ struct ds_bts_ops {
  * @name: the event's name, which consumers choose markers by
  * @flags: BTS_MARKER_TRUNCATED, BTS_MARKER_NOT_CAPTURED
  * @id: the event's id
- * @gen: the generation of @id
+ * @gen: the generation of @id; markers of equal @id and @gen are of one
+ *	event, with one @name (the layer matches globs once per event)
  * @addr: the user address of the instruction that wrote the event, or 0
  * @payload: @len bytes of the event's data, as captured
  * @len: bytes at @payload; past BTS_MARKER_PAYLOAD_MAX they are cut, and
