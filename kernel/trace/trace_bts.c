@@ -17,6 +17,11 @@
  * callback moves its records, TRACE_BTS_CHUNK_RECORDS to an entry, into
  * the buffer, for trace_pipe and trace-cmd to stream.
  *
+ * With options/bts-markers, the user_events applications write are markers
+ * in the records, where each was written, decoded (the user_events bridge,
+ * CONFIG_USER_EVENTS_BTS); the tracer listens to every event, in every
+ * process, as ftrace does when an event is enabled.
+ *
  * The bts_snapshot event trigger copies the last branches of the CPU an
  * event fires on into the ftrace buffer, there and then: the branches that
  * led to the event.
@@ -42,6 +47,8 @@
 #include <linux/slab.h>
 #include <linux/tracefs.h>
 #include <linux/uaccess.h>
+#include <linux/unaligned.h>
+#include <linux/user_events.h>
 #include <linux/workqueue.h>
 #include <asm/ds.h>
 
@@ -54,6 +61,7 @@ enum {
 	TRACE_BTS_OPT_USER	= BIT(1),
 	TRACE_BTS_OPT_RAW	= BIT(2),
 	TRACE_BTS_OPT_CONTINUOUS = BIT(3),
+	TRACE_BTS_OPT_MARKERS	= BIT(4),
 };
 
 static struct tracer_opt trace_bts_opts[] = {
@@ -61,6 +69,7 @@ static struct tracer_opt trace_bts_opts[] = {
 	{ TRACER_OPT(bts-user, TRACE_BTS_OPT_USER) },
 	{ TRACER_OPT(bts-raw, TRACE_BTS_OPT_RAW) },
 	{ TRACER_OPT(bts-continuous, TRACE_BTS_OPT_CONTINUOUS) },
+	{ TRACER_OPT(bts-markers, TRACE_BTS_OPT_MARKERS) },
 	{ }
 };
 
@@ -150,6 +159,15 @@ static bool trace_bts_recording;
 static bool trace_bts_suspended;
 /* The recorders are continuous consumers (options/bts-continuous). */
 static bool trace_bts_continuous;
+/*
+ * The subscription to every user_event, everywhere, while the recorders
+ * take markers: taken and dropped by trace_bts_markers_work, since the
+ * tracer's callbacks run under trace_types_lock, which the user_events
+ * bridge's event_mutex must precede.  Only the work touches it.
+ */
+static struct user_event_markers *trace_bts_markers;
+/* Whether it is wanted: set under trace_bts_lock, read by the work. */
+static bool trace_bts_markers_wanted;
 /* How many records a crash or a snapshot shows: bts_dump_records. */
 static u64 trace_bts_dump_records = TRACE_BTS_DUMP_DEFAULT;
 static u64 trace_bts_dump_min = 1, trace_bts_dump_max = TRACE_BTS_DUMP_MAX;
@@ -158,6 +176,37 @@ static enum ds_priv trace_bts_priv(u32 flags)
 {
 	return (flags & TRACE_BTS_OPT_KERNEL ? DS_PRIV_KERNEL : 0) |
 	       (flags & TRACE_BTS_OPT_USER ? DS_PRIV_USER : 0);
+}
+
+static void trace_bts_markers_fn(struct work_struct *work)
+{
+	bool want = READ_ONCE(trace_bts_markers_wanted);
+	struct user_event_markers *markers;
+
+	if (want && !trace_bts_markers) {
+		markers = user_events_markers_get("*", true);
+		if (IS_ERR(markers))
+			pr_warn("bts: no markers: user_events: %ld\n",
+				PTR_ERR(markers));
+		else
+			trace_bts_markers = markers;
+	} else if (!want && trace_bts_markers) {
+		user_events_markers_put(trace_bts_markers);
+		trace_bts_markers = NULL;
+	}
+}
+
+static DECLARE_WORK(trace_bts_markers_work, trace_bts_markers_fn);
+
+/*
+ * Subscribe to every user_event or end that, moments later: a write made
+ * meanwhile has no marker.  A work item runs once at a time, and again if
+ * queued while it runs, so the last call wins.
+ */
+static void trace_bts_subscribe(bool want)
+{
+	WRITE_ONCE(trace_bts_markers_wanted, want);
+	schedule_work(&trace_bts_markers_work);
 }
 
 static void trace_bts_release_all(void)
@@ -180,6 +229,7 @@ static void trace_bts_release_all(void)
 		bc->dump = NULL;
 		bc->snap = NULL;
 	}
+	trace_bts_subscribe(false);
 }
 
 static const struct ds_bts_ops trace_bts_stream_ops;
@@ -187,7 +237,9 @@ static const struct ds_bts_ops trace_bts_stream_ops;
 /*
  * A recorder on every possible CPU, a ring or with @flags' continuous
  * option a continuous stream: the layer arms a CPU as it comes online, so
- * a CPU brought up later records too.
+ * a CPU brought up later records too.  With the markers option, they take
+ * every user_event: a ring that takes markers is the layer's, not the
+ * hardware's buffer (ds_append_marker() stages them among the branches).
  */
 static int trace_bts_request_all(u32 flags)
 {
@@ -208,6 +260,10 @@ static int trace_bts_request_all(u32 flags)
 		cfg.ops = &trace_bts_stream_ops;
 	}
 	trace_bts_continuous = continuous;
+	if (flags & TRACE_BTS_OPT_MARKERS) {
+		trace_bts_subscribe(true);
+		cfg.flags |= DS_BTS_MARKERS;
+	}
 	for_each_possible_cpu(cpu) {
 		struct trace_bts_cpu *bc = per_cpu_ptr(&trace_bts_cpus, cpu);
 		struct ds_consumer *c;
@@ -271,6 +327,111 @@ static void trace_bts_follow(struct trace_bts_task *task,
 	}
 }
 
+static bool trace_bts_is_detail(u64 from)
+{
+	return BTS_RECORD_IS_PSEUDO(from) &&
+	       BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_DETAIL;
+}
+
+static bool trace_bts_is_marker(u64 from)
+{
+	return BTS_RECORD_IS_PSEUDO(from) &&
+	       BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_MARKER;
+}
+
+/* A part of the payload of the marker that follows. */
+static bool trace_bts_is_marker_detail(u64 from)
+{
+	return trace_bts_is_detail(from) &&
+	       BTS_DETAIL_TYPE(from) == BTS_PSEUDO_MARKER;
+}
+
+/*
+ * Reserve a TRACE_BTS_CHUNK entry for @n records of CPU @cpu, the first
+ * run by @task; NULL if the buffer refuses.
+ */
+static struct bts_chunk_entry *
+trace_bts_reserve_chunk(struct trace_buffer *buffer,
+			struct ring_buffer_event **event, int cpu,
+			const struct trace_bts_task *task, u32 n)
+{
+	struct bts_chunk_entry *entry;
+
+	*event = trace_buffer_lock_reserve(buffer, TRACE_BTS_CHUNK,
+					   struct_size(entry, records, 3 * n),
+					   tracing_gen_ctx());
+	if (!*event)
+		return NULL;
+	entry = ring_buffer_event_data(*event);
+	if (task->tid >= 0)
+		entry->ent.pid = task->tid;
+	entry->cpu = cpu;
+	entry->tid = task->tid;
+	entry->tgid = task->tgid;
+	entry->nr = n;
+	return entry;
+}
+
+/*
+ * Put @n records of CPU @cpu into @buffer, a record an entry, their task
+ * known from @task and their task switches; but a marker with its
+ * payload's details before it in one TRACE_BTS_CHUNK entry, so that it is
+ * shown with its payload.
+ */
+static void trace_bts_put_records(struct trace_buffer *buffer, int cpu,
+				  struct trace_bts_task *task,
+				  const struct bts_record *recs, u32 n)
+{
+	struct ring_buffer_event *event;
+	struct bts_chunk_entry *entry;
+	u32 i, j;
+
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && trace_bts_is_marker_detail(recs[j].from);)
+			j++;
+		if (j > i && j < n && trace_bts_is_marker(recs[j].from)) {
+			j++;
+			entry = trace_bts_reserve_chunk(buffer, &event, cpu,
+							task, j - i);
+			if (!entry)
+				continue;
+			memcpy(entry->records, &recs[i], (j - i) * sizeof(*recs));
+			trace_buffer_unlock_commit_nostack(buffer, event);
+			continue;
+		}
+		j = i + 1;
+		trace_bts_follow(task, &recs[i]);
+		trace_bts_put(buffer, cpu, task, &recs[i]);
+	}
+}
+
+/* Record @k of the two runs ds_peek_bts() gave. */
+static const struct bts_record *trace_bts_nth(const struct bts_record *runs[2],
+					      const u32 nrs[2], u32 k)
+{
+	return k < nrs[0] ? &runs[0][k] : &runs[1][k - nrs[0]];
+}
+
+/*
+ * How many of the next @n records of @c's stream to move as one chunk:
+ * not the details of a marker that did not fit with them, which go with
+ * it into the next chunk, so that it is shown with its payload.
+ */
+static u32 trace_bts_chunk_size(struct ds_consumer *c, u32 n)
+{
+	const struct bts_record *runs[2];
+	u32 nrs[2], keep = n;
+
+	if (ds_peek_bts(c, runs, nrs, n) < n)
+		return n;
+	while (keep &&
+	       trace_bts_is_marker_detail(trace_bts_nth(runs, nrs,
+							keep - 1)->from))
+		keep--;
+	/* A chunk of nothing but details: no marker that fits with them. */
+	return keep ?: n;
+}
+
 /*
  * Move up to @max records of @bc's continuous stream into @buffer (the
  * current CPU's part of it), TRACE_BTS_CHUNK_RECORDS an entry, straight
@@ -294,17 +455,11 @@ static u32 trace_bts_stream(struct trace_buffer *buffer,
 	max = min(max, st.pending);
 	while (moved < max) {
 		n = min_t(u64, max - moved, TRACE_BTS_CHUNK_RECORDS);
-		event = trace_buffer_lock_reserve(buffer, TRACE_BTS_CHUNK,
-						  struct_size(entry, records, 3 * n),
-						  tracing_gen_ctx());
-		if (!event)
+		n = trace_bts_chunk_size(bc->c, n);
+		entry = trace_bts_reserve_chunk(buffer, &event, bc->cpu,
+						&bc->task, n);
+		if (!entry)
 			break;
-		entry = ring_buffer_event_data(event);
-		if (bc->task.tid >= 0)
-			entry->ent.pid = bc->task.tid;
-		entry->cpu = bc->cpu;
-		entry->tid = bc->task.tid;
-		entry->tgid = bc->task.tgid;
 		recs = (struct bts_record *)entry->records;
 		/* The only reader: the @n pending are there. */
 		entry->nr = ds_consume_bts(bc->c, recs, n);
@@ -382,7 +537,7 @@ static long trace_bts_copy_cpu(void *arg)
 	struct trace_bts_cpu *bc = per_cpu_ptr(&trace_bts_cpus, cp->cpu);
 	int cpu = cp->cpu;
 	struct ds_bts_status st;
-	u32 i, n;
+	u32 n;
 	u64 new;
 
 	ds_bts_status(bc->c, &st);
@@ -399,10 +554,7 @@ static long trace_bts_copy_cpu(void *arg)
 		bc->task = (struct trace_bts_task) { -1, -1 };
 		trace_bts_put(cp->buffer, cpu, &bc->task, &lost);
 	}
-	for (i = 0; i < n; i++) {
-		trace_bts_follow(&bc->task, &cp->buf[i]);
-		trace_bts_put(cp->buffer, cpu, &bc->task, &cp->buf[i]);
-	}
+	trace_bts_put_records(cp->buffer, cpu, &bc->task, cp->buf, n);
 	bc->copied = st.produced;
 	return 0;
 }
@@ -542,6 +694,10 @@ static int trace_bts_set_flag(struct trace_array *tr, u32 old_flags, u32 bit,
 
 	if (bit == TRACE_BTS_OPT_RAW)
 		return 0;
+	/* The user_events bridge: CONFIG_USER_EVENTS_BTS. */
+	if (bit == TRACE_BTS_OPT_MARKERS && set &&
+	    !IS_ENABLED(CONFIG_USER_EVENTS_BTS))
+		return -EOPNOTSUPP;
 	if (!trace_bts_priv(flags))
 		return -EINVAL;
 	guard(mutex)(&trace_bts_lock);
@@ -563,15 +719,81 @@ static void trace_bts_addr(struct seq_buf *sb, u64 addr, bool raw)
 		seq_buf_printf(sb, "[user] 0x%llx", addr);
 }
 
+/**
+ * struct trace_bts_payload - a marker's payload, from the details before it
+ * @bytes: the payload
+ * @chunks: bit i set: its i-th 16 bytes are in @bytes
+ */
+struct trace_bts_payload {
+	u8	bytes[BTS_MARKER_PAYLOAD_MAX];
+	u32	chunks;
+};
+
+/*
+ * Keep @r's part of the next marker's payload, if it is one; after a record
+ * that is no detail, start again.  Call before printing @r.
+ */
+static void trace_bts_gather(struct trace_bts_payload *pl,
+			     const struct bts_record *r)
+{
+	u32 i = BTS_DETAIL_VAL(r->from);
+
+	if (!trace_bts_is_marker_detail(r->from) ||
+	    BTS_DETAIL_LAYOUT(r->from) != BTS_DETAIL_MARKER_PAYLOAD ||
+	    i >= BTS_MARKER_PAYLOAD_MAX / 16)
+		return;
+	put_unaligned_le64(r->to, &pl->bytes[16 * i]);
+	put_unaligned_le64(r->flags, &pl->bytes[16 * i + 8]);
+	pl->chunks |= BIT(i);
+}
+
+/* Call after printing @r: a payload belongs to the marker after it only. */
+static void trace_bts_gathered(struct trace_bts_payload *pl,
+			       const struct bts_record *r)
+{
+	if (!trace_bts_is_detail(r->from))
+		pl->chunks = 0;
+}
+
+/*
+ * "-- event u:NAME FIELD=VALUE... at ADDR": marker @r, its payload from @pl
+ * (NULL: none seen), decoded by the user_events bridge.
+ */
+static void trace_bts_describe_marker(struct seq_buf *sb,
+				      const struct bts_record *r,
+				      const struct trace_bts_payload *pl,
+				      bool raw)
+{
+	u32 flags = BTS_MARKER_FLAGS(r->from), len = BTS_MARKER_LEN(r->from);
+	u32 id = BTS_MARKER_ID(r->flags), gen = BTS_MARKER_GEN(r->flags);
+	/* What the details before it gave, from the payload's start. */
+	u32 have = pl ? 16 * ffz(pl->chunks) : 0;
+
+	seq_buf_puts(sb, "-- event ");
+	if (!user_events_marker_print(sb, id, gen, pl ? pl->bytes : NULL,
+				      min(len, have)))
+		seq_buf_printf(sb, "id %u generation %u (no longer known)",
+			       id, gen);
+	if (flags & BTS_MARKER_NOT_CAPTURED)
+		seq_buf_puts(sb, " (payload not captured)");
+	else if (have < len)
+		seq_buf_puts(sb, " (payload not kept)");
+	else if (flags & BTS_MARKER_TRUNCATED)
+		seq_buf_printf(sb, " (first %u bytes)", len);
+	seq_buf_puts(sb, " at ");
+	trace_bts_addr(sb, r->to, raw);
+}
+
 /*
  * "FROM -> TO", or for a pseudo-record what it stands for: the line of a
  * record in trace and in a crash's dump, without CPU and task.  A count of
  * lost records in a copy of a ring (@streamed false) is the tracer's: the
  * records before the last N; in a stream, the layer's: records the stream
- * had no room for.
+ * had no room for.  A marker's payload is in @pl, NULL if none was seen.
  */
 static void trace_bts_describe(struct seq_buf *sb, const struct bts_record *r,
-			       bool raw, bool streamed)
+			       const struct trace_bts_payload *pl, bool raw,
+			       bool streamed)
 {
 	u32 type = BTS_PSEUDO_TYPE(r->from), arg = BTS_PSEUDO_ARG(r->from);
 
@@ -607,6 +829,9 @@ static void trace_bts_describe(struct seq_buf *sb, const struct bts_record *r,
 		seq_buf_puts(sb, " back at ");
 		trace_bts_addr(sb, r->to, raw);
 		break;
+	case BTS_PSEUDO_MARKER:
+		trace_bts_describe_marker(sb, r, pl, raw);
+		break;
 	default:
 		seq_buf_printf(sb, "-- pseudo-record type %u arg %u: 0x%llx 0x%llx",
 			       type, arg, r->to, r->flags);
@@ -614,16 +839,12 @@ static void trace_bts_describe(struct seq_buf *sb, const struct bts_record *r,
 	}
 }
 
-static bool trace_bts_is_detail(u64 from)
-{
-	return BTS_RECORD_IS_PSEUDO(from) &&
-	       BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_DETAIL;
-}
-
-/* The line of record @r of CPU @cpu, run by @task. */
+/* The line of record @r of CPU @cpu, run by @task; @pl as for describe. */
 static void trace_bts_print_record(struct trace_seq *s, unsigned int cpu,
 				   const struct trace_bts_task *task,
-				   const struct bts_record *r, bool streamed)
+				   const struct bts_record *r,
+				   const struct trace_bts_payload *pl,
+				   bool streamed)
 {
 	bool raw = trace_bts_flags.val & TRACE_BTS_OPT_RAW;
 
@@ -636,7 +857,7 @@ static void trace_bts_print_record(struct trace_seq *s, unsigned int cpu,
 	else
 		trace_seq_printf(s, "%15s ", "?");
 	/* An overflow shows in trace_handle_return(), as for trace_seq's. */
-	trace_bts_describe(&s->seq, r, raw, streamed);
+	trace_bts_describe(&s->seq, r, pl, raw, streamed);
 	trace_seq_putc(s, '\n');
 }
 
@@ -650,7 +871,7 @@ static enum print_line_t trace_bts_print(struct trace_iterator *iter,
 	r = (struct bts_record) { e->from, e->to, e->flags };
 	trace_bts_print_record(&iter->seq, e->cpu,
 			       &(struct trace_bts_task) { e->tid, e->tgid }, &r,
-			       false);
+			       NULL, false);
 	return trace_handle_return(&iter->seq);
 }
 
@@ -659,6 +880,7 @@ static enum print_line_t trace_bts_print_chunk(struct trace_iterator *iter,
 					       int flags,
 					       struct trace_event *event)
 {
+	struct trace_bts_payload pl = { };
 	struct trace_bts_task task;
 	struct bts_chunk_entry *e;
 	struct bts_record r;
@@ -671,7 +893,10 @@ static enum print_line_t trace_bts_print_chunk(struct trace_iterator *iter,
 	for (i = 0; i < nr; i++) {
 		memcpy(&r, &e->records[3 * i], sizeof(r));
 		trace_bts_follow(&task, &r);
-		trace_bts_print_record(&iter->seq, e->cpu, &task, &r, true);
+		trace_bts_gather(&pl, &r);
+		trace_bts_print_record(&iter->seq, e->cpu, &task, &r, &pl,
+				       true);
+		trace_bts_gathered(&pl, &r);
 	}
 	return trace_handle_return(&iter->seq);
 }
@@ -711,10 +936,7 @@ static void trace_bts_put_local(struct trace_array *tr, unsigned long ip,
 	i = scnprintf(line, sizeof(line), "%s: CPU %d's last %u records follow\n",
 		      what, cpu, n);
 	__trace_array_puts(tr, ip, line, i);
-	for (i = 0; i < n; i++) {
-		trace_bts_follow(&task, &buf[i]);
-		trace_bts_put(tr->array_buffer.buffer, cpu, &task, &buf[i]);
-	}
+	trace_bts_put_records(tr->array_buffer.buffer, cpu, &task, buf, n);
 }
 
 /**
@@ -774,6 +996,7 @@ void trace_bts_snapshot(struct trace_array *tr)
 static void trace_bts_dump_local(const char *why)
 {
 	struct trace_bts_cpu *bc = this_cpu_ptr(&trace_bts_cpus);
+	struct trace_bts_payload pl = { };
 	int cpu = smp_processor_id();
 	struct bts_record *buf;
 	struct seq_buf sb;
@@ -797,11 +1020,13 @@ static void trace_bts_dump_local(const char *why)
 	pr_emerg("bts: the last %u branches of CPU %d before the %s, oldest first:\n",
 		 n, cpu, why);
 	for (i = 0; i < n; i++) {
-		if (trace_bts_is_detail(buf[i].from))
-			continue;
-		seq_buf_init(&sb, line, sizeof(line));
-		trace_bts_describe(&sb, &buf[i], false, false);
-		pr_emerg("bts: %s\n", seq_buf_str(&sb));
+		trace_bts_gather(&pl, &buf[i]);
+		if (!trace_bts_is_detail(buf[i].from)) {
+			seq_buf_init(&sb, line, sizeof(line));
+			trace_bts_describe(&sb, &buf[i], &pl, false, false);
+			pr_emerg("bts: %s\n", seq_buf_str(&sb));
+		}
+		trace_bts_gathered(&pl, &buf[i]);
 	}
 	pr_emerg("bts: end of CPU %d's branches\n", cpu);
 }

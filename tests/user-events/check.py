@@ -13,6 +13,13 @@ the record-by-record comparison).
   check.py enabled DUMP STAGE...
   check.py trigger|trigger-self-test FULL_TEXT TRIGGER_TEXT N
   check.py self-test ORACLE DUMP LOG --binary BIN
+  check.py recorder|recorder-self-test TRACE LOG [--dump DUMP]
+
+The bts tracer's markers (options/bts-markers): in a CPU's trace, every
+event the program wrote, decoded, each between the system call's entry
+into the kernel (the branch from its address) and the return to user
+mode after it (the branch to the address after it), and with --dump the
+very markers bts-dump got of the same run.
 
 A marker sits exactly where its write was: the record after it in its
 thread's stream is the system call (write or writev) at the marker's own
@@ -23,6 +30,7 @@ import copy
 import fnmatch
 import importlib.util
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.realpath(__file__))
@@ -285,6 +293,171 @@ def self_test(oracle, dump, log, sym, diag):
     return failed == 0
 
 
+# A line of the bts tracer's trace: CPU, TID/PID (or ?), the record.
+TRACE_LINE = re.compile(r"^\s*(\d+)\s+(?:(-?\d+)/(-?\d+)|\?)\s+(.*)$")
+EVENT = re.compile(r"^-- event u:(\w+)((?: \w+=(?:\"(?:[^\"\\]|\\.)*\"|\?|-?\d+))*)"
+                   r"( \(first \d+ bytes\))? at \[user\] (0x[0-9a-f]+)$")
+FIELD = re.compile(r" (\w+)=(\"(?:[^\"\\]|\\.)*\"|\?|-?\d+)")
+BRANCH = re.compile(r"^(\S.*?) -> (\S.*)$")
+USER = re.compile(r"^\[user\] (0x[0-9a-f]+)$")
+
+
+def trace_records(path):
+    """The trace's records, as (tid or None, text), in order."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            m = TRACE_LINE.match(line.rstrip("\n"))
+            if m:
+                out.append((int(m.group(2)) if m.group(2) else None,
+                            m.group(4)))
+    return out
+
+
+def parse_event(text):
+    """A marker's line as a dict like bts-dump's jsonl, or None."""
+    m = EVENT.match(text)
+    if not m:
+        return None
+    fields = {}
+    for k, v in FIELD.findall(m.group(2)):
+        if v == "?":
+            fields[k] = None
+        elif v.startswith('"'):
+            fields[k] = v[1:-1].encode().decode("unicode_escape")
+        else:
+            fields[k] = int(v)
+    return {"kind": "marker", "event": m.group(1), "fields": fields,
+            "truncated": bool(m.group(3)), "at": int(m.group(4), 16)}
+
+
+def user_addr(end):
+    m = USER.match(end)
+    return int(m.group(1), 16) if m else None
+
+
+def recorder_placement(recs, diag):
+    """Each marker lies inside its own system call: the last user-mode
+    branch before it leaves user mode from the marker's address, the first
+    after it returns to the instruction after that, and only kernel
+    branches come between."""
+    ok = True
+    for i, (_, text) in enumerate(recs):
+        if not text.startswith("-- event "):
+            continue
+        ev = parse_event(text)
+        before = after = None
+        for j in range(i - 1, -1, -1):
+            b = BRANCH.match(recs[j][1])
+            if b and user_addr(b.group(1)) is not None:
+                before = b
+                break
+            if b and user_addr(b.group(2)) is not None:
+                break
+        for j in range(i + 1, len(recs)):
+            b = BRANCH.match(recs[j][1])
+            if b and user_addr(b.group(2)) is not None:
+                after = b
+                break
+            if b and user_addr(b.group(1)) is not None:
+                break
+        if not before or user_addr(before.group(1)) != ev["at"] or \
+                user_addr(before.group(2)) is not None:
+            diag(f"marker #{i} ({text}): the user-mode branch before it is "
+                 f"{before.group(0) if before else '(none)'}, not its "
+                 "system call's entry")
+            ok = False
+        if not after or user_addr(after.group(2)) != ev["at"] + 2 or \
+                user_addr(after.group(1)) is not None:
+            diag(f"marker #{i} ({text}): the return to user mode after it "
+                 f"is {after.group(0) if after else '(none)'}, not to "
+                 f"{ev['at'] + 2:#x}")
+            ok = False
+    return ok
+
+
+def recorder_check(recs, log, dump, diag):
+    """Every event the program wrote, in one thread's records, decoded and
+    in place; with @dump, the same markers as bts-dump's trace of the run."""
+    bad = [t for tid, t in recs
+           if t.startswith("-- event ") and not parse_event(t)]
+    if bad:
+        diag(f"{len(bad)} marker lines not understood, first: {bad[0]}")
+        return False
+    # Other processes may write other events meanwhile.
+    events = [(tid, parse_event(t)) for tid, t in recs
+              if t.startswith("-- event ") and
+              parse_event(t)["event"] in PAYLOADS]
+    # The task of the records before a ring's first task switch is not
+    # known ("?", None): they are the task's that the switch leaves.
+    tids = {tid for tid, _ in events}
+    if len(tids - {None}) > 1 or not events:
+        diag(f"markers of the threads {sorted(tids, key=str)}, want the "
+             "program's only")
+        return False
+    mine = [r for r in recs if r[0] in tids]
+    ok = recorder_placement(mine, diag)
+    markers = [e for _, e in events]
+    if not events_check(markers, [(n, s) for _, n, s in log], diag,
+                        "recorder"):
+        ok = False
+    if dump is not None:
+        want = [(r.get("event"), r.get("fields"), dc.num(r.get("at", 0)))
+                for r in dump.records if r.get("kind") == "marker"]
+        got = [(m["event"], m["fields"], m["at"]) for m in markers
+               if fnmatch.fnmatchcase(m["event"], "bts_test_*")]
+        if got != want:
+            i = next((i for i, (g, w) in enumerate(zip(got, want))
+                      if g != w), min(len(got), len(want)))
+            diag(f"recorder: {len(got)} markers, bts-dump {len(want)}; "
+                 f"first difference at #{i}:")
+            diag(f"  recorder {got[i] if i < len(got) else '(none)'}")
+            diag(f"  bts-dump {want[i] if i < len(want) else '(none)'}")
+            ok = False
+    return ok
+
+
+def recorder_self_test(recs, log, dump, diag):
+    """A marker moved, dropped, changed or at another address: caught."""
+    if not recorder_check(recs, log, dump, dc.Diag(True)):
+        diag("the unbroken trace fails")
+        return False
+    idx = [i for i, (_, t) in enumerate(recs) if t.startswith("-- event ")]
+
+    def edited(fn):
+        r = list(recs)
+        fn(r)
+        return r
+
+    def early(r):
+        i = idx[3]
+        while not BRANCH.match(r[i - 1][1]) or \
+                user_addr(BRANCH.match(r[i - 1][1]).group(1)) is None:
+            r[i - 1], r[i] = r[i], r[i - 1]
+            i -= 1
+        r[i - 1], r[i] = r[i], r[i - 1]
+
+    def field(r):
+        r[idx[2]] = (r[idx[2]][0], r[idx[2]][1].replace("seq=", "seq=9", 1))
+
+    def addr(r):
+        r[idx[4]] = (r[idx[4]][0], re.sub(r"0x[0-9a-f]+$", "0x1000",
+                                          r[idx[4]][1]))
+    cases = [("a marker before its system call", edited(early)),
+             ("a marker missing", edited(lambda r: r.pop(idx[5]))),
+             ("a field changed", edited(field)),
+             ("a marker at another address", edited(addr))]
+    failed = 0
+    for name, broken in cases:
+        if recorder_check(broken, log, dump, dc.Diag(True)):
+            diag(f"not caught: {name}")
+            failed += 1
+    diag(f"{len(cases) - failed} of {len(cases)} broken traces caught")
+    return failed == 0
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -308,8 +481,18 @@ def main():
     s = sub.add_parser("enabled")
     s.add_argument("jsonl")
     s.add_argument("stages", type=int, nargs="+")
+    for name in ("recorder", "recorder-self-test"):
+        s = sub.add_parser(name)
+        s.add_argument("trace")
+        s.add_argument("log")
+        s.add_argument("--dump")
     a = p.parse_args()
     diag = dc.Diag()
+    if a.cmd.startswith("recorder"):
+        dump = dc.Dump(a.dump) if a.dump else None
+        fn = recorder_check if a.cmd == "recorder" else recorder_self_test
+        sys.exit(0 if fn(trace_records(a.trace), read_log(a.log), dump,
+                         diag) else 1)
     if a.cmd.startswith("trigger"):
         with open(a.full) as f:
             full = f.read().splitlines()

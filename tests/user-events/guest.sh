@@ -28,7 +28,16 @@
 #                    process before, while and after nobody's bts-dump -p
 #                    traces it (a.jsonl); b.out, of root's process of the
 #                    same event meanwhile, untraced; c.out, of a process
-#                    bts-dump starts (c.jsonl)
+#                    bts-dump starts (c.jsonl); fork-alone.out and
+#                    fork-inherit.out, forkbit's child and parent traced
+#                    with and without --no-inherit
+#   recorder/*       with oracle or selftests: the bts tracer with
+#                    options/bts-markers, N = 65536: CPU 1's trace while
+#                    markers runs there alone (alone.trace), then traced
+#                    by bts-dump --markers='bts_test_*' --format=raw from
+#                    CPU 0 (beside.trace; beside.raw, decoded to
+#                    beside.jsonl after); enable.out, enablebit's bit before,
+#                    while and after the recorder takes markers
 #
 # Each step leaves STEP.rc, STEP.out (the program's output: its log of
 # the events it wrote), STEP.err and STEP.secs.
@@ -55,7 +64,7 @@ cd /tmp || exit 125
 ulimit -c 0
 mountpoint -q /sys/kernel/tracing ||
 	mount -t tracefs nodev /sys/kernel/tracing || exit 125
-for d in markers threads reregister m32 nobody enable selftests; do
+for d in markers threads reregister m32 nobody enable selftests recorder; do
 	mkdir -p "$res/$d" && chmod 0777 "$res/$d" || exit 125
 done
 
@@ -157,6 +166,60 @@ printf x >&9
 wait "$c"
 echo $? >"$e/c.rc"
 exec 7>&- 8>&- 9>&-
+# Across fork(): the child's bit is its own traces', not its parent's.
+step enable/fork-alone "${run_env[@]}" "$dump" --no-inherit \
+	--markers='bts_test_*' --format=raw -o "$e/fork-alone.raw" \
+	-- "$progs/forkbit"
+step enable/fork-inherit "${run_env[@]}" "$dump" \
+	--markers='bts_test_*' --format=raw -o "$e/fork-inherit.raw" \
+	-- "$progs/forkbit"
+
+# The flight recorder with markers: every event in every process, on
+# every CPU; with a bts-dump beside it on the same thread.  Everything but
+# the program runs on CPU 0: CPU 1's ring of the last N is the program's.
+recorder()
+{
+	local r=$res/recorder T=/sys/kernel/tracing fifo=/tmp/ue-d e
+	local run='taskset -c 1 "$0"; s=$?; echo 0 >/sys/kernel/tracing/tracing_on; exit $s'
+	taskset -cp 0 $$ >/dev/null || return
+	rm -f "$fifo"
+	mkfifo -m 0600 "$fifo" || return
+	exec 6<>"$fifo"
+	"$progs/enablebit" "$fifo" 3 >"$r/enable.out" 2>&1 &
+	e=$!
+	printf x >&6
+	until_in "$r/enable.out" "stage 1"
+	echo 20000 >$T/buffer_size_kb
+	echo 65536 >$T/bts_records
+	echo bts >$T/current_tracer
+	echo 1 >$T/options/bts-markers
+	# The tracer subscribes moments later: then the event is "used".
+	until_in $T/user_events_status "^bts_test_en # Used by other$"
+	printf x >&6
+	until_in "$r/enable.out" "stage 2"
+	# Tracing off copies the rings: cleared, they start again from here,
+	# and stop as soon as the program is done (run, below).
+	echo 0 >$T/tracing_on; echo >$T/trace; echo 1 >$T/tracing_on
+	step recorder/alone "${run_env[@]}" sh -c "$run" "$progs/markers"
+	cat $T/per_cpu/cpu1/trace >"$r/alone.trace"
+	echo >$T/trace; echo 1 >$T/tracing_on
+	# Raw: bts-dump decodes after, not while the recorder records it.
+	step recorder/beside "${run_env[@]}" "$dump" -o "$r/beside.raw" \
+		--format=raw --markers='bts_test_*' -- sh -c "$run" \
+		"$progs/markers"
+	cat $T/per_cpu/cpu1/trace >"$r/beside.trace"
+	echo 0 >$T/options/bts-markers
+	until_in $T/user_events_status "^bts_test_en$"
+	printf x >&6
+	until_in "$r/enable.out" "stage 3"
+	wait "$e"
+	echo nop >$T/current_tracer
+	echo 2048 >$T/bts_records
+	exec 6>&-
+	"$dump" -i "$r/beside.raw" --format=jsonl -o "$r/beside.jsonl"
+	taskset -cp "0-$(($(nproc) - 1))" $$ >/dev/null
+}
+[ -n "$extra" ] && recorder
 
 chmod 0700 /sys/kernel/tracing
 chmod 0640 /sys/kernel/tracing/user_events_data

@@ -839,7 +839,7 @@ static int bts_markers_get(struct bts_file *f, const struct bts_attach *a)
 		glob = kstrdup("*", GFP_KERNEL);
 	if (IS_ERR_OR_NULL(glob))
 		return glob ? PTR_ERR(glob) : -ENOMEM;
-	markers = user_events_markers_get(glob);
+	markers = user_events_markers_get(glob, false);
 	if (IS_ERR(markers)) {
 		kfree(glob);
 		return PTR_ERR(markers);

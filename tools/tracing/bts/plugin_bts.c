@@ -90,6 +90,13 @@ static void bts_record(struct trace_seq *s, struct tep_handle *tep,
 		trace_seq_puts(s, " back at ");
 		bts_addr(s, tep, to);
 		break;
+	case BTS_PSEUDO_MARKER:
+		/* The event's format is the kernel's (trace shows it decoded). */
+		trace_seq_printf(s, "-- event id %u generation %u, %u bytes at ",
+				 BTS_MARKER_ID(flags), BTS_MARKER_GEN(flags),
+				 BTS_MARKER_LEN(from));
+		bts_addr(s, tep, to);
+		break;
 	default:
 		trace_seq_printf(s, "-- pseudo-record type %u arg %u: 0x%llx 0x%llx",
 				 type, arg, (unsigned long long)to,
