@@ -9,7 +9,9 @@
  * that were active when they were written: the CPU's consumers and those
  * of the task that was current.  A drain happens at the threshold PMI, when
  * a traced task is switched out, and whenever a consumer's view must be
- * brought up to date (read, marker, suspend, release).
+ * brought up to date (read, marker, suspend, release).  Annotations that
+ * only some streams take (markers, address-space changes) are staged among
+ * the records by ds_annotate.c, with ds_stage().
  *
  * Serialization.  All producing on a CPU happens on that CPU with
  * interrupts off or in NMI: the hardware is paused (ds_pause()), drained,
@@ -25,7 +27,6 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
-#include <linux/glob.h>
 #include <linux/irq_work.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -39,7 +40,6 @@
 #include <linux/sysctl.h>
 #include <linux/task_work.h>
 #include <linux/panic_notifier.h>
-#include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
@@ -74,9 +74,6 @@
  */
 #define DS_PMI_SLACK		256
 
-/* Consumers per CPU and per task. */
-#define DS_MAX_CONSUMERS	8
-
 /*
  * Lossless streams get room beyond their size for what a task can produce
  * between the drain that finds the stream full and the task's return to
@@ -89,107 +86,7 @@ static_assert(offsetof(struct debug_store, bts_index) ==
 static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
 	      offsetof(struct ds_bts_area, threshold));
 
-/**
- * struct ds_consumer - one consumer of branch records
- * @stream: its records
- * @cfg: what it asked for; @cfg.task holds a task reference
- * @notify: runs @cfg.ops->overflow on the producing CPU
- * @throttle: lossless mode: makes the traced task wait at return to user
- * @wait: the traced task waits here for the consumer to drain
- * @refs: the requester's, plus one while @throttle is queued and one per
- *	task_exit or task_fork call under way
- * @callbacks: task_exit and task_fork calls under way; release waits for 0
- * @suspended: record nothing; read by producers without a lock
- * @dead: released; a waiting task stops waiting
- * @notified: @notify is queued or running
- * @notify_missed: a producer found @notified set and did not queue
- * @throttle_queued: @throttle is queued
- * @throttled: times the traced task waited
- * @limit: lossless mode: pending records beyond which the task waits
- * @untraced: a task's stream told of its run on a CPU that cannot trace
- *	(ds_untraced()); written where the task is switched in
- * @marker_id: with @marker_gen, the last event ds_append_marker() asked
- *	about, @marker_wanted whether the glob takes it (valid once
- *	@marker_cached); written by the writer of the event, the task or on
- *	the CPU the consumer traces, with interrupts off
- */
-struct ds_consumer {
-	struct ds_stream	stream;
-	struct ds_bts_config	cfg;
-	struct irq_work		notify;
-	struct callback_head	throttle;
-	wait_queue_head_t	wait;
-	refcount_t		refs;
-	atomic_t		callbacks;
-	bool			suspended;
-	bool			dead;
-	atomic_t		notified;
-	atomic_t		notify_missed;
-	atomic_t		throttle_queued;
-	atomic64_t		throttled;
-	u32			limit;
-	bool			untraced;
-	u32			marker_id;
-	u32			marker_gen;
-	bool			marker_wanted;
-	bool			marker_cached;
-};
-
-/**
- * struct ds_set - the consumers of one CPU or one task
- * @rcu: frees a replaced set
- * @nr: entries in @c
- * @c: the consumers
- */
-struct ds_set {
-	struct rcu_head		rcu;
-	unsigned int		nr;
-	struct ds_consumer	*c[DS_MAX_CONSUMERS];
-};
-
-/**
- * struct ds_cpu - a CPU's side of the layer
- * @ds: the DS save area, as the hardware addresses it
- * @staging: the staging buffer, in the cpu_entry_area
- * @pages: the staging buffer's pages, or NULL
- * @set: the CPU's consumers
- * @ring: the consumer the hardware serves directly, writing the whole
- *	staging buffer as a ring (see ds_ring_candidate()), or NULL
- * @owner: the task whose records are staged: current, except in
- *	__switch_to() between the switch of current and __ds_switch_to()
- * @pause: nesting depth of ds_pause(); the hardware is off while non-zero
- * @armed: @ds points at @staging
- * @pmi_gen: counts the sub-buffers drained: the threshold PMI the hardware
- *	raises belongs to the sub-buffer armed when it reached the threshold
- * @pmi_owed_gen: the last sub-buffer a drain took past its threshold; its
- *	PMI may arrive after the drain
- * @pmi_claimed_gen: the last sub-buffer whose PMI an NMI claimed; a PMI
- *	is owed while it differs from @pmi_owed_gen
- * @in_callback: the consumer whose overflow callback runs here, tracing
- *	paused
- * @nmi_paused: __ds_nmi_enter() stopped the hardware for this NMI
- * @nmi_bits: the layer's DEBUGCTL bits the NMI found, to restore
- * @frozen: ds_freeze_local(): the hardware stays off whatever asks
- */
-struct ds_cpu {
-	struct debug_store	*ds;
-	struct ds_staging	staging;
-	struct page		*pages;
-	struct ds_set __rcu	*set;
-	struct ds_consumer	*ring;
-	struct task_struct	*owner;
-	int			pause;
-	bool			armed;
-	u64			pmi_gen;
-	u64			pmi_owed_gen;
-	u64			pmi_claimed_gen;
-	struct ds_consumer	*in_callback;
-	bool			nmi_paused;
-	u64			nmi_bits;
-	bool			frozen;
-};
-
-static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
+DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
 
 /* Serializes requests, releases, hotplug and perf's claim. */
 static DEFINE_MUTEX(ds_mutex);
@@ -428,8 +325,8 @@ static bool ds_consumer_on(const struct ds_consumer *c)
 }
 
 /* Gather the streams records written now belong to. */
-static unsigned int ds_streams(struct ds_cpu *dc, struct task_struct *task,
-			       struct ds_consumer **cons)
+unsigned int ds_streams(struct ds_cpu *dc, struct task_struct *task,
+			struct ds_consumer **cons)
 {
 	const struct ds_set *sets[2];
 	unsigned int i, j, n = 0;
@@ -705,10 +602,13 @@ static void ds_unpause(struct ds_cpu *dc)
  */
 static u64 ds_hold(struct ds_cpu *dc)
 {
-	u64 bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	unsigned long dbg = get_debugctlmsr();
+	u64 bits = dbg & DS_DEBUGCTL_OWNED;
 
 	dc->pause++;
-	ds_hw_write(0);
+	/* ds_hw_write(0), with the value just read. */
+	if (bits)
+		update_debugctlmsr(dbg & ~DS_DEBUGCTL_OWNED);
 	return bits;
 }
 
@@ -908,8 +808,8 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
  * staging buffer, or into the hardware ring of a lone flight recorder.
  * Context: interrupts off, on @dc's CPU, not paused.
  */
-static void ds_stage(struct ds_cpu *dc, const struct bts_record *rec,
-		     unsigned int nr)
+void ds_stage(struct ds_cpu *dc, const struct bts_record *rec,
+	      unsigned int nr)
 {
 	struct ds_bts_area *hw = (struct ds_bts_area *)dc->ds;
 	unsigned int i;
@@ -963,53 +863,6 @@ static void ds_stage_crossing(const struct bts_record *rec, unsigned int nr)
 	ds_stage(dc, rec, nr);
 }
 
-/* The records of @m: its payload's details, then the marker. */
-static unsigned int ds_marker_records(const struct ds_marker *m,
-				      struct bts_record *rec)
-{
-	unsigned int len = min_t(u32, m->len, BTS_MARKER_PAYLOAD_MAX);
-	unsigned int flags = m->flags, i, nr = DIV_ROUND_UP(len, 16);
-	u8 chunk[16];
-
-	if (m->len > len)
-		flags |= BTS_MARKER_TRUNCATED;
-	for (i = 0; i < nr; i++) {
-		memset(chunk, 0, sizeof(chunk));
-		memcpy(chunk, m->payload + i * 16, min(len - i * 16, 16U));
-		rec[i] = (struct bts_record) {
-			.from	= BTS_PSEUDO(BTS_PSEUDO_DETAIL,
-					     BTS_DETAIL_ARG(BTS_PSEUDO_MARKER,
-							    BTS_DETAIL_MARKER_PAYLOAD,
-							    i)),
-			.to	= get_unaligned_le64(chunk),
-			.flags	= get_unaligned_le64(chunk + 8),
-		};
-	}
-	rec[nr] = (struct bts_record) {
-		.from	= BTS_PSEUDO(BTS_PSEUDO_MARKER,
-				     BTS_MARKER_ARG(m->source, flags, len)),
-		.to	= m->addr,
-		.flags	= (u64)m->gen << 32 | m->id,
-	};
-	return nr + 1;
-}
-
-/*
- * Whether a stream of the current task or of this CPU takes what @flag
- * asks for.  Context: interrupts off.
- */
-static bool ds_taken_here(struct ds_cpu *dc, u32 flag)
-{
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
-	unsigned int i, n;
-
-	n = dc->armed ? ds_streams(dc, current, cons) : 0;
-	for (i = 0; i < n; i++)
-		if (cons[i]->cfg.flags & flag)
-			return true;
-	return false;
-}
-
 /*
  * A key for a stream that takes markers, which names it among a marker's
  * recipients: a new one for each consumer, 0 never.  A key comes back
@@ -1033,121 +886,6 @@ bool ds_maps_wanted(void)
 {
 	return static_branch_unlikely(&ds_active) && atomic_read(&ds_nr_maps);
 }
-
-/*
- * Stage an annotation that the streams asking for @flag's records take
- * (ds_splay() leaves it out of the others), where the hardware writes its
- * next record on this CPU: it follows every branch the current task took
- * before and precedes every later one.  Only if such a stream is here.
- */
-void ds_append_optional(const struct bts_record *rec, unsigned int nr,
-			u32 flag)
-{
-	unsigned long irqf;
-	struct ds_cpu *dc;
-
-	local_irq_save(irqf);
-	dc = this_cpu_ptr(&ds_cpu);
-	if (ds_taken_here(dc, flag))
-		ds_stage(dc, rec, nr);
-	local_irq_restore(irqf);
-}
-
-/* Whether @c takes markers by this name: DS_BTS_MARKERS and its glob. */
-static bool ds_wants_marker(const struct ds_consumer *c, const char *name)
-{
-	return (c->cfg.flags & DS_BTS_MARKERS) &&
-	       (!c->cfg.markers || glob_match(c->cfg.markers, name));
-}
-
-/*
- * ds_wants_marker() for the marker @m written here, the glob matched once
- * per event: an application writes the same events again and again.
- * Context: interrupts off, @c a consumer of this CPU or of current.
- */
-static bool ds_wants_marker_here(struct ds_consumer *c,
-				 const struct ds_marker *m)
-{
-	if (!(c->cfg.flags & DS_BTS_MARKERS) || !c->cfg.markers)
-		return c->cfg.flags & DS_BTS_MARKERS;
-	if (!c->marker_cached || c->marker_id != m->id ||
-	    c->marker_gen != m->gen) {
-		c->marker_wanted = glob_match(c->cfg.markers, m->name);
-		c->marker_id = m->id;
-		c->marker_gen = m->gen;
-		c->marker_cached = true;
-	}
-	return c->marker_wanted;
-}
-
-/**
- * ds_task_takes_marker() - does a consumer of a task take these markers?
- * @task: the task
- * @name: the markers' name, as ds_marker::name
- *
- * Whether a consumer that traces @task (its own, not a CPU's) takes the
- * markers @name names, suspended or not: for the user_events bridge, which
- * enables an event in the processes that a branch trace listens to.
- *
- * Context: any but NMI.
- * Return: true if one does.
- */
-bool ds_task_takes_marker(struct task_struct *task, const char *name)
-{
-	const struct ds_set *set;
-	unsigned int i;
-	bool ret = false;
-
-	/* A released consumer is freed after a grace period. */
-	rcu_read_lock();
-	set = rcu_dereference(task->thread.ds_consumers);
-	for (i = 0; set && i < set->nr && !ret; i++)
-		ret = ds_wants_marker(set->c[i], name);
-	rcu_read_unlock();
-	return ret;
-}
-EXPORT_SYMBOL_GPL(ds_task_takes_marker);
-
-/**
- * ds_append_marker() - put an application's event into the branch traces
- * @m: the event
- *
- * Stages the marker where the hardware writes its next record on this CPU,
- * so that it follows every branch the current task took before the call and
- * precedes every later one, in the streams of the current task and of this
- * CPU that take markers by that name (DS_BTS_MARKERS and
- * ds_bts_config::markers); the others never see it.  No drain: the marker
- * reaches the streams with the branches around it.  So a task's stream gets
- * only the markers the task wrote.
- *
- * Context: process or interrupt, not NMI; preemption may be on.
- */
-void ds_append_marker(const struct ds_marker *m)
-{
-	struct bts_record rec[2 * DS_MAX_CONSUMERS +
-			      BTS_MARKER_PAYLOAD_MAX / 16 + 1];
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
-	unsigned int i, n, nr = 0;
-	unsigned long irqf;
-	struct ds_cpu *dc;
-
-	if (!static_branch_unlikely(&ds_active))
-		return;
-	local_irq_save(irqf);
-	dc = this_cpu_ptr(&ds_cpu);
-	n = dc->armed ? ds_streams(dc, current, cons) : 0;
-	/* Each stream that takes it names itself; see DS_STAGED_RECIPIENT. */
-	for (i = 0; i < n; i++)
-		if (ds_wants_marker_here(cons[i], m)) {
-			rec[nr] = DS_RECIPIENT(nr, cons[i]->stream.marker_key);
-			nr++;
-		}
-	/* Built only for a stream that takes it: the write path is hot. */
-	if (nr)
-		ds_stage(dc, rec, nr + ds_marker_records(m, rec + nr));
-	local_irq_restore(irqf);
-}
-EXPORT_SYMBOL_GPL(ds_append_marker);
 
 /* Records of a stretch in the kernel: BTS_PSEUDO_KERNEL and its detail. */
 #define DS_KERNEL_TIME_RECORDS	2

@@ -273,6 +273,73 @@ static bool ds_takes_optional(struct ds_stream *s, const struct bts_record *r)
 	return type == BTS_PSEUDO_MARKER ? s->marker_for_us : s->maps;
 }
 
+/* The first recipient of a staged marker (ds.c stages them in order). */
+static inline bool ds_first_recipient(u64 from)
+{
+	return BTS_RECORD_IS_PSEUDO(from) &&
+	       BTS_PSEUDO_TYPE(from) == DS_STAGED_RECIPIENT &&
+	       !BTS_PSEUDO_ARG(from);
+}
+
+static inline bool ds_marker_detail(u64 from)
+{
+	return BTS_RECORD_IS_PSEUDO(from) &&
+	       BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_DETAIL &&
+	       BTS_DETAIL_TYPE(from) == BTS_PSEUDO_MARKER;
+}
+
+/*
+ * A marker as ds.c stages it, its recipients, its payload's details and the
+ * marker, all in this batch: @s takes it whole or not at all, in one pass
+ * rather than record by record (a traced application's events are hot).
+ * A user-only stream (@user) gets no kernel address from it.  Returns the
+ * records it spans; 0 if @rec starts none the batch holds whole, which
+ * ds_takes_optional() then takes record by record.
+ */
+static unsigned int ds_put_marker(struct ds_stream *s,
+				  const struct bts_record *rec,
+				  unsigned int nr, bool user)
+{
+	unsigned int i = 1, details;
+	bool ours = s->marker_key && rec[0].to == s->marker_key;
+	const struct bts_record *m;
+
+	for (; i < nr && BTS_RECORD_IS_PSEUDO(rec[i].from) &&
+	     BTS_PSEUDO_TYPE(rec[i].from) == DS_STAGED_RECIPIENT; i++)
+		ours |= s->marker_key && rec[i].to == s->marker_key;
+	for (details = i; i < nr && ds_marker_detail(rec[i].from); i++)
+		;
+	if (i == nr || !BTS_RECORD_IS_PSEUDO(rec[i].from) ||
+	    BTS_PSEUDO_TYPE(rec[i].from) != BTS_PSEUDO_MARKER)
+		return 0;
+	m = &rec[i];
+	if (ours) {
+		ds_put_run(s, rec + details, i - details);
+		ds_put(s, m->from, user ? ds_user_addr(m->to) : m->to,
+		       m->flags);
+	}
+	s->marker_for_us = false;
+	return i + 1;
+}
+
+/*
+ * A staged annotation at @rec, for a stream of the kernel side or of both:
+ * a marker whole, else the one record if @s takes it.  Returns the records
+ * it used of the @nr at @rec.
+ */
+static unsigned int ds_put_staged(struct ds_stream *s,
+				  const struct bts_record *rec, unsigned int nr)
+{
+	unsigned int run = ds_first_recipient(rec->from) ?
+			   ds_put_marker(s, rec, nr, false) : 0;
+
+	if (run)
+		return run;
+	if (ds_staged_optional(rec->from) && ds_takes_optional(s, rec))
+		ds_put(s, rec->from, rec->to, rec->flags);
+	return 1;
+}
+
 /*
  * A staged record for a user-only stream.  A KERNEL record's ends came from
  * registers user mode may have set (a sigreturn frame), a marker's address
@@ -316,6 +383,13 @@ static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 			i += run - 1;
 			continue;
 		}
+		/* A marker whole, else record by record below. */
+		run = ds_first_recipient(r->from) ?
+		      ds_put_marker(s, r, nr - i, true) : 0;
+		if (run) {
+			i += run - 1;
+			continue;
+		}
 		if (ds_staged_kernel_time(r->from) ||
 		    (ds_staged_optional(r->from) && ds_takes_optional(s, r)))
 			ds_put_staged_user(s, r);
@@ -339,9 +413,7 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 
 		/* Staged kernel time is for user-only streams. */
 		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from))) {
-			if (ds_staged_optional(r->from) &&
-			    ds_takes_optional(s, r))
-				ds_put(s, r->from, r->to, r->flags);
+			i += ds_put_staged(s, r, nr - i) - 1;
 			continue;
 		}
 		if (ds_kernel_addr(r->from)) {
@@ -388,9 +460,7 @@ static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 		const struct bts_record *r = &rec[i];
 
 		if (unlikely(!ds_all_run(r->from))) {
-			if (ds_staged_optional(r->from) &&
-			    ds_takes_optional(s, r))
-				ds_put(s, r->from, r->to, r->flags);
+			i += ds_put_staged(s, r, nr - i) - 1;
 			continue;
 		}
 		for (run = 1; i + run < nr && ds_all_run(rec[i + run].from);

@@ -686,7 +686,8 @@ static void ds_test_no_address_leaks(struct kunit *test)
  * staged after its first @cut records into a stream of @priv that takes
  * @takes (markers for OUR_KEY).  It must hold what it makes of the trace
  * without the annotation, with the annotation (as @shown) between what it
- * makes of the records before the cut and after it if it takes that kind.
+ * makes of the records before the cut and after it if it takes that kind,
+ * whether the annotation comes in one batch or in two.
  */
 static void ds_test_staged_at(struct kunit *test, struct bts_record *room,
 			      enum ds_priv priv, unsigned int takes,
@@ -701,6 +702,7 @@ static void ds_test_staged_at(struct kunit *test, struct bts_record *room,
 	struct bts_record *want = room + 2 * DS_TEST_MAX;
 	struct bts_record *buf = room + 3 * DS_TEST_MAX;
 	struct ds_stream s, *streams[] = { &s };
+	unsigned int split;
 	char what[80];
 	u32 n, n_want;
 
@@ -720,14 +722,23 @@ static void ds_test_staged_at(struct kunit *test, struct bts_record *room,
 	ds_splay(ds_test_trace + cut, nr - cut, streams, 1);
 	n_want += ds_stream_consume(&s, want + n_want, DS_TEST_MAX - n_want);
 
-	ds_stream_init(&s, buf, DS_TEST_MAX, priv, DS_MODE_CONTINUOUS);
-	s.marker_key = takes & TAKES_MARKERS ? OUR_KEY : 0;
-	s.maps = takes & TAKES_MAPS;
-	ds_splay(in, nr + nr_staged, streams, 1);
-	n = ds_stream_consume(&s, out, DS_TEST_MAX);
-	snprintf(what, sizeof(what), "priv %d, takes %#x, kind %#x after %u",
-		 priv, takes, kind, cut);
-	ds_test_expect_records(test, what, out, n, want, n_want);
+	/*
+	 * In one batch, and cut anywhere inside the annotation: ds.c stages
+	 * it at once, but a reader must not depend on that.
+	 */
+	for (split = 0; split < nr_staged; split++) {
+		ds_stream_init(&s, buf, DS_TEST_MAX, priv, DS_MODE_CONTINUOUS);
+		s.marker_key = takes & TAKES_MARKERS ? OUR_KEY : 0;
+		s.maps = takes & TAKES_MAPS;
+		ds_splay(in, cut + split, streams, 1);
+		ds_splay(in + cut + split, nr + nr_staged - cut - split,
+			 streams, 1);
+		n = ds_stream_consume(&s, out, DS_TEST_MAX);
+		snprintf(what, sizeof(what),
+			 "priv %d, takes %#x, kind %#x after %u, split %u",
+			 priv, takes, kind, cut, split);
+		ds_test_expect_records(test, what, out, n, want, n_want);
+	}
 }
 
 /*

@@ -87,7 +87,9 @@ struct ds_bts_ops {
  * @gen: the generation of @id; markers of equal @id and @gen are of one
  *	event, with one @name (the layer matches globs once per event)
  * @addr: the user address of the instruction that wrote the event, or 0
- * @payload: @len bytes of the event's data, as captured
+ * @payload: the event's data as captured, the first @len bytes of it
+ *	(BTS_MARKER_PAYLOAD_MAX at most) in a buffer of BTS_MARKER_PAYLOAD_MAX,
+ *	which the layer reads in whole words
  * @len: bytes at @payload; past BTS_MARKER_PAYLOAD_MAX they are cut, and
  *	the marker says BTS_MARKER_TRUNCATED
  */
