@@ -241,8 +241,7 @@ def ref_user(recs, classify, ended=False, per_cpu=False):
                 if cur in away:
                     away[cur] = (WILD, WILD)
                 cur = to
-            else:
-                out.append(r)
+            out.append(r)
             continue
         if not kaddr(frm):
             if cur in away:
@@ -279,8 +278,7 @@ def ref_kernel(recs, state=None):
     for r in recs:
         frm, to, _ = r
         if is_pseudo(frm):
-            if ptype(frm) != SWITCH:
-                out.append(r)
+            out.append(r)
             continue
         if kaddr(frm):
             if away:
@@ -604,15 +602,18 @@ class Checks:
                           not (kaddr(a[i][0]) and kaddr(a[i][1]))), first)
         for p in range(limit + 1):
             frm, to, _ = a[p]
-            if is_pseudo(frm):
+            # The stream may begin by a SWITCH record as cpu_all has it.
+            same = a[p] == s[0]
+            if is_pseudo(frm) and not same:
                 continue
             if which == "user":
-                if not (kaddr(frm) and not kaddr(to) and to == s[0][1]):
+                if not same and not (kaddr(frm) and not kaddr(to) and
+                                     to == s[0][1]):
                     continue
                 ref = fill_wild(ref_user(a[p:], self.classify,
                                          per_cpu=True), s)
             else:
-                if a[p] != s[0] and not (
+                if not same and not (
                         is_type(s[0], USER) and not kaddr(frm) and
                         kaddr(to) and to == s[0][1]):
                     continue
@@ -634,7 +635,8 @@ class Checks:
         self.diag(f"{name}: {len(s)} records == ref_{which}(cpu_all from "
                   f"#{p} of {len(a)}, the workload's SWITCH at #{first}); "
                   f"then {len(rest)} records until cpu_all stopped")
-        if any(is_pseudo(r[0]) or not kaddr(r[0]) for r in rest):
+        if any((is_pseudo(r[0]) and not is_type(r, SWITCH)) or
+               (not is_pseudo(r[0]) and not kaddr(r[0])) for r in rest):
             self.diag(f"{name}: cpu_all goes on with more than kernel "
                       "branches after it stopped: " + self.fmt(rest[0]))
             return False
@@ -986,10 +988,13 @@ class Checks:
                   "cpu_user_ring", "s_ll"):
             if not self.need(n):
                 return False
+            # A CPU's streams tell who runs: SWITCH carries no address.
+            allowed = (KERNEL, LOST, MARKER) + \
+                ((SWITCH,) if n.startswith("cpu_") else ())
             for r in self.s[n]:
                 if is_pseudo(r[0]):
                     t = ptype(r[0])
-                    bad = t not in (KERNEL, LOST, MARKER) or \
+                    bad = t not in allowed or \
                         (t == KERNEL and (kaddr(r[1]) or kaddr(r[2])))
                 else:
                     bad = kaddr(r[0]) or kaddr(r[1])
@@ -1001,10 +1006,12 @@ class Checks:
                   "cpu_kernel_ring"):
             if not self.need(n):
                 return False
+            allowed = (USER, LOST, MARKER) + \
+                ((SWITCH,) if n.startswith("cpu_") else ())
             for r in self.s[n]:
                 if is_pseudo(r[0]):
                     t = ptype(r[0])
-                    bad = t not in (USER, LOST, MARKER) or \
+                    bad = t not in allowed or \
                         (t == USER and any(x and not kaddr(x)
                                            for x in r[1:]))
                 else:
@@ -1016,14 +1023,17 @@ class Checks:
         return ok
 
     def c_switch_only_all(self):
-        """SWITCH records only in per-CPU streams of both sides"""
+        """SWITCH records in per-CPU streams of each side, never in a task's"""
         if not self.need("cpu_all", "t_all"):
             return False
         ok = True
-        both = ("cpu_all", "cpu_all_ring", "cpu_tiny", "A", "R", "S", "F")
+        per_cpu = ("cpu_all", "cpu_user", "cpu_kernel", "cpu_all_ring",
+                   "cpu_user_ring", "cpu_kernel_ring", "cpu_tiny",
+                   "A", "R", "S", "F")
         for n, s in self.s.items():
             has = any(is_type(r, SWITCH) for r in s)
-            if has and n not in both or not has and n == "cpu_all":
+            if has and n not in per_cpu or not has and n in (
+                    "cpu_all", "cpu_user", "cpu_kernel"):
                 self.diag(f"{n}: SWITCH records {'present' if has else 'absent'}")
                 ok = False
         return ok

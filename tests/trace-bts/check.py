@@ -152,7 +152,7 @@ def check_chain(name, want_user=True, want_kernel=True, trace=None):
         problems.append("chain exited %s: %s" % (read(name + ".rc").strip(),
                                                  read(name + ".err")))
     kc = kernel_calls(recs)
-    uc = user_calls(recs, a or 0, b or 0, tid if want_kernel else None)
+    uc = user_calls(recs, a or 0, b or 0, tid)
     if want_kernel and [(c, d) for _, c, d in kc] != CHAIN_CALLS:
         problems.append("kernel calls on CPU %d: %s" % (
             CPU, [(c, d) for _, c, d in kc]))
@@ -165,8 +165,8 @@ def check_chain(name, want_user=True, want_kernel=True, trace=None):
         problems.append("user calls in a kernel-only trace")
     if want_user and want_kernel and uc and kc and uc[-1] > kc[0][0]:
         problems.append("the user calls come after the kernel chain")
-    # Only a recorder of both sides sees the task switches.
-    if want_kernel and want_user and kc and \
+    # Every recorder, of one side or both, sees the task switches.
+    if want_kernel and kc and \
             any(recs[i].tid() != tid for i, _, _ in kc):
         problems.append("the kernel chain is not the chain's thread's (%s)"
                         % [recs[i].task for i, _, _ in kc])
@@ -264,12 +264,12 @@ def run_checks(res):
     problems, recs = check_chain("user", want_kernel=False)
     bad = no_addresses(parse(read("user.trace")), kernel=False)
     tap(not problems and not bad and read("user.option").strip() == "0",
-        "options/bts-kernel off: the user chain, no kernel address on any CPU",
+        "options/bts-kernel off: the user chain by the chain's thread, no kernel address on any CPU",
         "\n".join(problems + bad[:5]))
     problems, recs = check_chain("kernel", want_user=False)
     bad = no_addresses(parse(read("kernel.trace")), kernel=True)
     tap(not problems and not bad,
-        "options/bts-user off: the module's chain, no user address on any CPU",
+        "options/bts-user off: the module's chain by the chain's thread, no user address on any CPU",
         "\n".join(problems + bad[:5]))
 
     problems, _ = check_chain("beside")

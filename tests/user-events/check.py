@@ -299,6 +299,8 @@ EVENT = re.compile(r"^-- event u:(\w+)((?: \w+=(?:\"(?:[^\"\\]|\\.)*\"|\?|-?\d+)
                    r"( \(first \d+ bytes\))? at \[user\] (0x[0-9a-f]+)$")
 FIELD = re.compile(r" (\w+)=(\"(?:[^\"\\]|\\.)*\"|\?|-?\d+)")
 BRANCH = re.compile(r"^(\S.*?) -> (\S.*)$")
+KERNEL_STRETCH = re.compile(r"^-- kernel from \[user\] (0x[0-9a-f]+) back at "
+                            r"\[user\] (0x[0-9a-f]+)$")
 USER = re.compile(r"^\[user\] (0x[0-9a-f]+)$")
 
 
@@ -342,12 +344,23 @@ def recorder_placement(recs, diag):
     """Each marker lies inside its own system call: the last user-mode
     branch before it leaves user mode from the marker's address, the first
     after it returns to the instruction after that, and only kernel
-    branches come between."""
+    branches come between; in a recorder of the user side only, the record
+    after it is the stretch in the kernel from that address back to the
+    next instruction."""
     ok = True
     for i, (_, text) in enumerate(recs):
         if not text.startswith("-- event "):
             continue
         ev = parse_event(text)
+        nxt = recs[i + 1][1] if i + 1 < len(recs) else ""
+        stretch = KERNEL_STRETCH.match(nxt)
+        if stretch or nxt.startswith("-- kernel "):
+            if not stretch or int(stretch.group(1), 16) != ev["at"] or \
+                    int(stretch.group(2), 16) != ev["at"] + 2:
+                diag(f"marker #{i} ({text}): followed by {nxt}, not its "
+                     "system call's stretch in the kernel")
+                ok = False
+            continue
         before = after = None
         for j in range(i - 1, -1, -1):
             b = BRANCH.match(recs[j][1])

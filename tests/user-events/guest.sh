@@ -33,10 +33,11 @@
 #                    with and without --no-inherit
 #   recorder/*       with oracle or selftests: the bts tracer with
 #                    options/bts-markers, N = 65536: CPU 1's trace while
-#                    markers runs there alone (alone.trace), then traced
-#                    by bts-dump --markers='bts_test_*' --format=raw from
-#                    CPU 0 (beside.trace; beside.raw, decoded to
-#                    beside.jsonl after); enable.out, enablebit's bit before,
+#                    markers runs there alone (alone.trace), then, with
+#                    the user side only, traced by bts-dump
+#                    --markers='bts_test_*' --format=raw from CPU 0
+#                    (beside.trace; beside.raw, decoded to beside.jsonl
+#                    after); enable.out, enablebit's bit before,
 #                    while and after the recorder takes markers
 #
 # Each step leaves STEP.rc, STEP.out (the program's output: its log of
@@ -202,6 +203,9 @@ recorder()
 	echo 0 >$T/tracing_on; echo >$T/trace; echo 1 >$T/tracing_on
 	step recorder/alone "${run_env[@]}" sh -c "$run" "$progs/markers"
 	cat $T/per_cpu/cpu1/trace >"$r/alone.trace"
+	# The user side only: its last N hold the program's run whatever the
+	# kernel does on CPU 1 until tracing stops.
+	echo 0 >$T/options/bts-kernel
 	echo >$T/trace; echo 1 >$T/tracing_on
 	# Raw: bts-dump decodes after, not while the recorder records it.
 	step recorder/beside "${run_env[@]}" "$dump" -o "$r/beside.raw" \
@@ -213,6 +217,7 @@ recorder()
 	printf x >&6
 	until_in "$r/enable.out" "stage 3"
 	wait "$e"
+	echo 1 >$T/options/bts-kernel
 	echo nop >$T/current_tracer
 	echo 2048 >$T/bts_records
 	exec 6>&-

@@ -770,7 +770,7 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 		return;
 	}
 	ds_pause(dc);
-	/* Per-CPU streams of both sides learn who runs now. */
+	/* Per-CPU streams learn who runs now. */
 	rec = (struct bts_record) {
 		.from	= BTS_PSEUDO(BTS_PSEUDO_SWITCH, 0),
 		.to	= task_pid_nr(next),
@@ -784,8 +784,7 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 		ds_drain(dc, prev);
 		n = ds_streams(dc, NULL, cons);
 		for (i = 0; i < n; i++)
-			if (cons[i]->cfg.priv == DS_PRIV_ALL)
-				ds_stream_append(&cons[i]->stream, &rec);
+			ds_stream_append(&cons[i]->stream, &rec);
 	}
 	dc->owner = next;
 	/*
@@ -1688,6 +1687,63 @@ void ds_resume_bts(struct ds_consumer *c)
 	ds_sync(c, DS_SYNC_RESUME);
 }
 EXPORT_SYMBOL_GPL(ds_resume_bts);
+
+/* Whether @c's records are produced here only: its CPU, or its task's. */
+static bool ds_consumer_local(const struct ds_consumer *c)
+{
+	return c->cfg.task ? c->cfg.task == current :
+			     c->cfg.cpu == smp_processor_id();
+}
+
+/**
+ * ds_suspend_local() - stop recording for a consumer, from where it records
+ * @c: a consumer of this CPU, or of the current task
+ *
+ * As ds_suspend_bts(), without sleeping or an IPI: for a consumer that
+ * follows something else's schedule, as perf's pmu::del() and
+ * pmu::stop() do.  Records staged before the call reach the stream; none
+ * after.  No other CPU produces for @c meanwhile (a task's records are
+ * produced where it runs, and drained when it leaves), so a continuous
+ * stream's owed loss record is written at once.
+ *
+ * Context: interrupts off, not NMI; on @c's CPU, or with @c's task current.
+ */
+void ds_suspend_local(struct ds_consumer *c)
+{
+	struct ds_sync_arg arg = { .c = c, .change = DS_SYNC_SUSPEND };
+
+	lockdep_assert_irqs_disabled();
+	if (WARN_ON_ONCE(!ds_consumer_local(c) || in_nmi()))
+		return;
+	ds_sync_fn(&arg);
+	wake_up_all(&c->wait);
+	if (c->cfg.mode == DS_MODE_CONTINUOUS) {
+		ds_stream_suspend(&c->stream);
+		ds_stream_flush_lost(&c->stream);
+	}
+}
+EXPORT_SYMBOL_GPL(ds_suspend_local);
+
+/**
+ * ds_resume_local() - resume recording for a consumer, from where it records
+ * @c: a consumer of this CPU, or of the current task
+ *
+ * As ds_resume_bts(), without sleeping or an IPI.  Records staged before
+ * the call are not the consumer's.
+ *
+ * Context: interrupts off, not NMI; on @c's CPU, or with @c's task current.
+ */
+void ds_resume_local(struct ds_consumer *c)
+{
+	struct ds_sync_arg arg = { .c = c, .change = DS_SYNC_RESUME };
+
+	lockdep_assert_irqs_disabled();
+	if (WARN_ON_ONCE(!ds_consumer_local(c) || in_nmi()))
+		return;
+	ds_stream_resume(&c->stream);
+	ds_sync_fn(&arg);
+}
+EXPORT_SYMBOL_GPL(ds_resume_local);
 
 /**
  * ds_read_last_bts() - copy a ring consumer's newest records

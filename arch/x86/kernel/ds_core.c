@@ -493,10 +493,11 @@ static void ds_put_lost(struct ds_stream *s)
  * other side; a kernel-only stream remembers it for the next batch.  Of
  * the pseudo-records among @rec, BTS_PSEUDO_KERNEL and its detail go to
  * user-only streams only, BTS_PSEUDO_MARKER and its details to the streams
- * its DS_STAGED_RECIPIENT records name (@marker_key), BTS_PSEUDO_MAP and its details to those
- * that take address-space changes (@maps), the others (a hardware ring's SWITCH
- * records) to streams of both sides.  A call with no records just reports
- * pending losses of streams that have room again.
+ * its DS_STAGED_RECIPIENT records name (@marker_key), BTS_PSEUDO_MAP and
+ * its details to those that take address-space changes (@maps), the others
+ * (the SWITCH records of a hardware ring, which serves a recorder of both
+ * sides only) to streams of both sides.  A call with no records just
+ * reports pending losses of streams that have room again.
  *
  * Context: the producer of every stream in @streams, so never concurrently
  * with another ds_splay() on any of them; no locks taken, no memory

@@ -626,6 +626,90 @@ static void ds_test_freeze_hw_ring(struct kunit *test)
 	ds_test_freeze_one(test, DS_PRIV_ALL);
 }
 
+/* What ds_test_local() saw on the consumer's CPU. */
+struct ds_test_local {
+	struct ds_consumer	*c;
+	u64			bits_resumed;
+	u64			bits_suspended;
+};
+
+/* A record as the hardware might write it, which no branch produces. */
+#define DS_TEST_LOCAL_FROM	0xffffffff8badf00dULL
+#define DS_TEST_LOCAL_TO	0xffffffff8badf11dULL
+
+/*
+ * Resume a suspended consumer, let the hardware write a record, suspend
+ * it: all without sleeping.  Context: IPI, on the consumer's CPU.
+ */
+static void ds_test_local_steps(void *p)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_test_local *t = p;
+	struct ds_bts_area *hw;
+	struct bts_record *r;
+
+	ds_resume_local(t->c);
+	t->bits_resumed = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	ds_pause(dc);
+	hw = (struct ds_bts_area *)dc->ds;
+	r = (struct bts_record *)hw->index;
+	*r = (struct bts_record){ DS_TEST_LOCAL_FROM, DS_TEST_LOCAL_TO };
+	WRITE_ONCE(hw->index, (u64)(r + 1));
+	ds_unpause(dc);
+	ds_suspend_local(t->c);
+	t->bits_suspended = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+}
+
+/*
+ * ds_resume_local() and ds_suspend_local(), for consumers that follow
+ * perf's schedule: the hardware records while the CPU's lone consumer is
+ * resumed and stops at the suspension, whose record staged before it
+ * reaches the stream, and nothing after it.
+ */
+static void ds_test_local(struct kunit *test)
+{
+	int allowed = ds_kernel_recording, cpu = cpumask_first(cpu_online_mask);
+	struct ds_bts_config cfg = {
+		.cpu		= cpu,
+		.priv		= DS_PRIV_KERNEL,
+		.mode		= DS_MODE_CONTINUOUS,
+		.flags		= DS_BTS_SUSPENDED,
+		.nr_records	= 8192,
+	};
+	struct bts_record *out = kunit_kcalloc(test, cfg.nr_records,
+					       sizeof(*out), GFP_KERNEL);
+	struct ds_test_local t = { };
+	struct ds_bts_status st;
+	u32 i, n;
+	bool found = false;
+
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	WRITE_ONCE(ds_kernel_recording, 1);
+	t.c = ds_test_request_cfg(test, &cfg);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+
+	smp_call_function_single(cpu, ds_test_local_steps, &t, 1);
+	ds_bts_status(t.c, &st);
+	/* A drain now finds nothing of the consumer's. */
+	smp_call_function_single(cpu, ds_sync_local, NULL, 1);
+	n = ds_consume_bts(t.c, out, cfg.nr_records);
+	for (i = 0; i < n; i++)
+		found |= out[i].from == DS_TEST_LOCAL_FROM &&
+			 out[i].to == DS_TEST_LOCAL_TO;
+	ds_release_bts(t.c);
+
+	KUNIT_EXPECT_NE_MSG(test, t.bits_resumed, 0,
+			    "resumed, the CPU's lone consumer records");
+	KUNIT_EXPECT_EQ_MSG(test, t.bits_suspended, 0,
+			    "suspended, the hardware is off");
+	KUNIT_EXPECT_TRUE_MSG(test, found,
+			      "the record staged before the suspension arrived");
+	KUNIT_EXPECT_EQ_MSG(test, (u64)n, st.pending,
+			    "records arrived after the suspension");
+}
+
 static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
 	KUNIT_CASE(ds_test_owed_pmi),
@@ -634,6 +718,7 @@ static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_markers),
 	KUNIT_CASE(ds_test_freeze),
 	KUNIT_CASE(ds_test_freeze_hw_ring),
+	KUNIT_CASE(ds_test_local),
 	{}
 };
 

@@ -89,10 +89,10 @@ struct bts_record {
  *	id in bits 63..32 (an id deleted and registered again, maybe with
  *	another format, gets a new generation).  The payload comes before
  *	it, in BTS_DETAIL_MARKER_PAYLOAD details.
- * @BTS_PSEUDO_SWITCH: in a per-CPU stream that records both sides, the CPU
- *	switched to another task: @to is its thread id and @flags its process
- *	id, as seen from the initial PID namespace.  A change of process is a
- *	change of address space.
+ * @BTS_PSEUDO_SWITCH: in a per-CPU stream, the CPU switched to another
+ *	task: @to is its thread id and @flags its process id, as seen from
+ *	the initial PID namespace.  A change of process is a change of
+ *	address space.
  * @BTS_PSEUDO_THREAD: in what read() returns from /dev/bts, which carries
  *	the streams of several threads: the records that follow, up to the
  *	next THREAD record, are thread @to's, of process @flags, as numbered

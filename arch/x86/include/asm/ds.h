@@ -170,6 +170,8 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg);
 void ds_release_bts(struct ds_consumer *c);
 void ds_suspend_bts(struct ds_consumer *c);
 void ds_resume_bts(struct ds_consumer *c);
+void ds_suspend_local(struct ds_consumer *c);
+void ds_resume_local(struct ds_consumer *c);
 u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
 bool ds_freeze_local(void);
 void ds_thaw_local(void);
