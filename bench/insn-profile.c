@@ -25,10 +25,10 @@
 
 #include <qemu-plugin.h>
 
+#include "insn-mark.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define MARK_SIZE 7
-static const uint8_t mark[MARK_SIZE] = { 0x0f, 0x1f, 0x80, 0, 0x53, 0x54, 0x42 };
 
 struct counter {
 	uint64_t pc;
@@ -80,14 +80,13 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-		const uint8_t *b = qemu_plugin_insn_data(insn);
+		unsigned int nn;
 		uint64_t pc = qemu_plugin_insn_vaddr(insn);
 		struct counter *c;
 
-		if (qemu_plugin_insn_size(insn) == MARK_SIZE &&
-		    !memcmp(b, mark, 3) && !memcmp(b + 4, mark + 4, 3))
+		if (insn_mark(insn, &nn))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, at_mark,
-				QEMU_PLUGIN_CB_NO_REGS, GUINT_TO_POINTER(b[3]));
+				QEMU_PLUGIN_CB_NO_REGS, GUINT_TO_POINTER(nn));
 		if (kernel_only && (int64_t)pc >= 0)
 			continue;
 		c = g_hash_table_lookup(counters, &pc);

@@ -273,12 +273,16 @@ static bool ds_takes_optional(struct ds_stream *s, const struct bts_record *r)
 	return type == BTS_PSEUDO_MARKER ? s->marker_for_us : s->maps;
 }
 
+static inline bool ds_recipient(u64 from)
+{
+	return BTS_RECORD_IS_PSEUDO(from) &&
+	       BTS_PSEUDO_TYPE(from) == DS_STAGED_RECIPIENT;
+}
+
 /* The first recipient of a staged marker (ds.c stages them in order). */
 static inline bool ds_first_recipient(u64 from)
 {
-	return BTS_RECORD_IS_PSEUDO(from) &&
-	       BTS_PSEUDO_TYPE(from) == DS_STAGED_RECIPIENT &&
-	       !BTS_PSEUDO_ARG(from);
+	return ds_recipient(from) && !BTS_PSEUDO_ARG(from);
 }
 
 static inline bool ds_marker_detail(u64 from)
@@ -300,12 +304,11 @@ static unsigned int ds_put_marker(struct ds_stream *s,
 				  const struct bts_record *rec,
 				  unsigned int nr, bool user)
 {
-	unsigned int i = 1, details;
-	bool ours = s->marker_key && rec[0].to == s->marker_key;
+	unsigned int i, details;
 	const struct bts_record *m;
+	bool ours = false;
 
-	for (; i < nr && BTS_RECORD_IS_PSEUDO(rec[i].from) &&
-	     BTS_PSEUDO_TYPE(rec[i].from) == DS_STAGED_RECIPIENT; i++)
+	for (i = 0; i < nr && ds_recipient(rec[i].from); i++)
 		ours |= s->marker_key && rec[i].to == s->marker_key;
 	for (details = i; i < nr && ds_marker_detail(rec[i].from); i++)
 		;
@@ -320,24 +323,6 @@ static unsigned int ds_put_marker(struct ds_stream *s,
 	}
 	s->marker_for_us = false;
 	return i + 1;
-}
-
-/*
- * A staged annotation at @rec, for a stream of the kernel side or of both:
- * a marker whole, else the one record if @s takes it.  Returns the records
- * it used of the @nr at @rec.
- */
-static unsigned int ds_put_staged(struct ds_stream *s,
-				  const struct bts_record *rec, unsigned int nr)
-{
-	unsigned int run = ds_first_recipient(rec->from) ?
-			   ds_put_marker(s, rec, nr, false) : 0;
-
-	if (run)
-		return run;
-	if (ds_staged_optional(rec->from) && ds_takes_optional(s, rec))
-		ds_put(s, rec->from, rec->to, rec->flags);
-	return 1;
 }
 
 /*
@@ -365,6 +350,32 @@ static void ds_put_staged_user(struct ds_stream *s, const struct bts_record *r)
 }
 
 /*
+ * A staged record at @rec, of the @nr left in the batch, for @s, a stream
+ * of the user side only (@user) or not: a marker whole, else the one
+ * record if @s takes it.  Returns how many records it used.  Inlined:
+ * each splay loop runs it for every record that is no branch it keeps.
+ */
+static __always_inline unsigned int ds_put_staged(struct ds_stream *s,
+						  const struct bts_record *rec,
+						  unsigned int nr, bool user)
+{
+	unsigned int run = ds_first_recipient(rec->from) ?
+			   ds_put_marker(s, rec, nr, user) : 0;
+
+	if (run)
+		return run;
+	/* Kernel time is a user-only stream's; the rest, the takers'. */
+	if (!(user && ds_staged_kernel_time(rec->from)) &&
+	    !(ds_staged_optional(rec->from) && ds_takes_optional(s, rec)))
+		return 1;
+	if (user)
+		ds_put_staged_user(s, rec);
+	else
+		ds_put(s, rec->from, rec->to, rec->flags);
+	return 1;
+}
+
+/*
  * The user-to-user records, the records of kernel time ds.c staged, and
  * the staged markers and address-space changes if the stream takes them.
  */
@@ -383,16 +394,7 @@ static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
 			i += run - 1;
 			continue;
 		}
-		/* A marker whole, else record by record below. */
-		run = ds_first_recipient(r->from) ?
-		      ds_put_marker(s, r, nr - i, true) : 0;
-		if (run) {
-			i += run - 1;
-			continue;
-		}
-		if (ds_staged_kernel_time(r->from) ||
-		    (ds_staged_optional(r->from) && ds_takes_optional(s, r)))
-			ds_put_staged_user(s, r);
+		i += ds_put_staged(s, r, nr - i, true) - 1;
 	}
 }
 
@@ -413,7 +415,7 @@ static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
 
 		/* Staged kernel time is for user-only streams. */
 		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from))) {
-			i += ds_put_staged(s, r, nr - i) - 1;
+			i += ds_put_staged(s, r, nr - i, false) - 1;
 			continue;
 		}
 		if (ds_kernel_addr(r->from)) {
@@ -460,7 +462,7 @@ static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
 		const struct bts_record *r = &rec[i];
 
 		if (unlikely(!ds_all_run(r->from))) {
-			i += ds_put_staged(s, r, nr - i) - 1;
+			i += ds_put_staged(s, r, nr - i, false) - 1;
 			continue;
 		}
 		for (run = 1; i + run < nr && ds_all_run(rec[i + run].from);
