@@ -92,7 +92,7 @@ DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
 static DEFINE_MUTEX(ds_mutex);
 /* Consumers in existence; perf's LBR and PT users wait while non-zero. */
 static unsigned int ds_nr_consumers;
-/* perf's BTS users hold the hardware. */
+/* perf's intel_bts PMU holds the hardware. */
 static unsigned int ds_perf_claims;
 
 DEFINE_STATIC_KEY_FALSE(ds_active);
@@ -1494,8 +1494,8 @@ static int ds_check_config(const struct ds_bts_config *cfg)
  * Return: the consumer, or an ERR_PTR(): -EOPNOTSUPP without BTS (or,
  * for a user-only consumer, without DS-CPL), -EINVAL
  * for a bad @cfg, -EACCES for kernel-mode recording that
- * ds_kernel_recording_allowed() refuses, -EBUSY while perf's BTS users
- * hold the hardware or the CPU or task has DS_MAX_CONSUMERS consumers,
+ * ds_kernel_recording_allowed() refuses, -EBUSY while perf's intel_bts PMU
+ * holds the hardware or the CPU or task has DS_MAX_CONSUMERS consumers,
  * -ENOMEM (also for a CPU scope whose CPU has no staging buffer).
  */
 struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
@@ -1716,7 +1716,13 @@ void ds_suspend_local(struct ds_consumer *c)
 	if (WARN_ON_ONCE(!ds_consumer_local(c) || in_nmi()))
 		return;
 	ds_sync_fn(&arg);
-	wake_up_all(&c->wait);
+	/*
+	 * A lossless consumer's task may be between its look at the stream
+	 * and its sleep.  No other consumer has waiters, and perf's
+	 * pmu::del(), under raw spinlocks, must not take the queue's lock.
+	 */
+	if (c->cfg.flags & DS_BTS_LOSSLESS)
+		wake_up_all(&c->wait);
 	if (c->cfg.mode == DS_MODE_CONTINUOUS) {
 		ds_stream_suspend(&c->stream);
 		ds_stream_flush_lost(&c->stream);
@@ -2176,7 +2182,7 @@ void ds_fork_thread(struct task_struct *child)
 	}
 }
 
-/* perf's BTS users: mutual exclusion, until they become consumers. */
+/* perf's intel_bts PMU: mutual exclusion, until it becomes a consumer. */
 
 /**
  * ds_claim_bts_hw() - take the BTS hardware for perf's own BTS code
