@@ -7,7 +7,10 @@
 # arch/x86/events/intel/ds.c, one sample per branch), tracing the same
 # program (bench/workload.c) in the same guest on our kernel; and the bts
 # ftrace tracer in continuous mode, user side only, delivering every
-# branch of the CPU into the ftrace buffer (32 records an entry).
+# branch of the CPU into the ftrace buffer (32 records an entry).  And perf
+# alone on the stock 6.12 kernel, where it drives the BTS hardware itself
+# (ours makes its events consumers of the DS layer): the same guest, the
+# same program, the same perf.
 #
 # Counted, not timed: the TCG plugin insn-marks.c, with kernel=on, counts
 # the instructions executed at kernel addresses between two marks that
@@ -35,8 +38,9 @@
 # (the kernel's copies) as one instruction, which favours neither side:
 # both copy their records.
 #
-# Environment: BENCH_ITERS (100000 workload iterations, about 1.2 M
-# branches), BENCH_SYSCALL_EVERY (1000).  About 5 minutes.
+# Environment: BENCH_ITERS (100000 workload iterations, about 0.9 M
+# branches), BENCH_SYSCALL_EVERY (1000).  About 8 minutes once the stock
+# kernel is built (bench/idle-cost.sh builds it the first time).
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
@@ -46,11 +50,17 @@ vm="$repo/tests/vm/run"
 iters=${BENCH_ITERS:-100000}
 every=${BENCH_SYSCALL_EVERY:-1000}
 kernel="$repo/build/kernel/arch/x86/boot/bzImage"
+stock="$repo/build/kernel-stock/arch/x86/boot/bzImage"
 
 mkdir -p "$out"
 start=$SECONDS
 if [ ! -e "$kernel" ]; then
 	echo "bench: $kernel missing (run 'make kernel qemu' first)" >&2
+	exit 1
+fi
+if ! nice "$repo/workbench/kernel.sh" "$repo" "$repo/build" stock \
+	>"$out/kernel-stock.log" 2>&1; then
+	cat "$out/kernel-stock.log" >&2
 	exit 1
 fi
 make -s -C "$repo/tools/bts-dump" >&2
@@ -66,29 +76,36 @@ rm -rf "$results"
 mkdir -p "$results"
 
 # In the guest: each case between marks, in this order (the plugin prints
-# one region line per case), then the records each tracer got.
+# one region line per case), then the records each tracer got.  On the
+# stock kernel (argument "stock"): no bts-dump, no tracer.
 cat >"$results/guest.sh" <<EOF
 set -eu
 m=$out/mark w=$out/workload
+ours=\$([ "\${1:-}" = stock ] && echo false || echo true)
 # perf's samples are not throttled for the CPU time they take: under TCG
 # they would be, and perf would deliver a fraction of the branches.
 echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
 T=/sys/kernel/tracing
-echo 1 >/proc/sys/kernel/bts_kernel_recording
-echo 0 >\$T/options/bts-kernel
-echo 1 >\$T/options/bts-continuous
-echo 1 >\$T/options/bts-raw
-echo 131072 >\$T/buffer_size_kb
+if \$ours; then
+	echo 1 >/proc/sys/kernel/bts_kernel_recording
+	echo 0 >\$T/options/bts-kernel
+	echo 1 >\$T/options/bts-continuous
+	echo 1 >\$T/options/bts-raw
+	echo 131072 >\$T/buffer_size_kb
+fi
 for n in $iters 1; do
 	\$m open; \$w \$n $every 1 >/dev/null; \$m close
-	\$m open
-	$repo/tools/bts-dump/bts-dump --format=raw -o /dev/shm/t.\$n.raw -- \
-		\$w \$n $every 1 >/dev/null
-	\$m close
+	if \$ours; then
+		\$m open
+		$repo/tools/bts-dump/bts-dump --format=raw \
+			-o /dev/shm/t.\$n.raw -- \$w \$n $every 1 >/dev/null
+		\$m close
+	fi
 	\$m open
 	perf record -q -m 8192 -e branches:u -c 1 -o /dev/shm/p.\$n.data -- \
 		\$w \$n $every 1 >/dev/null
 	\$m close
+	\$ours || continue
 	echo >\$T/trace
 	\$m open
 	echo bts >\$T/current_tracer
@@ -100,7 +117,7 @@ for n in $iters 1; do
 	echo 1 >\$T/tracing_on
 done
 for n in $iters 1; do
-	echo "bts-dump \$n \$($out/rawcheck /dev/shm/t.\$n.raw)"
+	\$ours && echo "bts-dump \$n \$($out/rawcheck /dev/shm/t.\$n.raw)"
 	echo "perf \$n samples=\$(perf script -i /dev/shm/p.\$n.data -F ip 2>/dev/null | wc -l)"
 done
 EOF
@@ -114,52 +131,75 @@ if ! "$vm" --kernel "$kernel" --smp 1 --results "$results/vm" --timeout 1800 \
 	cat "$results/err" >&2
 	exit 1
 fi
+if ! "$vm" --kernel "$stock" --smp 1 --results "$results/vm-stock" \
+	--timeout 1800 \
+	--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so,kernel=on" \
+	--qemu-arg -d --qemu-arg plugin \
+	--qemu-arg -D --qemu-arg "$results/plugin-stock" \
+	-- bash "$results/guest.sh" stock >"$results/out-stock" \
+	2>"$results/err-stock"; then
+	echo "bench: the stock VM failed; see $results/err-stock" >&2
+	cat "$results/err-stock" >&2
+	exit 1
+fi
 
 python3 - "$results" "$iters" "$((SECONDS - start))" <<'EOF' | tee "$results/report"
 import re, sys
 
 results, iters, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-regions = [int(m[1]) for m in
-           re.finditer(r"region 1 insns=(\d+)", open(results + "/plugin").read())]
-cases = ("none", "bts-dump", "perf", "tracer")
-if len(regions) != 2 * len(cases):
-    sys.exit(f"bench: {len(regions)} regions in {results}/plugin, want 8")
-kins = {}
-for i, n in enumerate((iters, 1)):
-    for j, case in enumerate(cases):
-        kins[case, n] = regions[len(cases) * i + j]
-recs = {}
-for l in open(results + "/out"):
-    m = re.match(r"bts-dump (\d+) .*branches=(\d+)", l)
-    if m:
-        recs["bts-dump", int(m[1])] = int(m[2])
-    m = re.match(r"perf (\d+) samples=(\d+)", l)
-    if m:
-        recs["perf", int(m[1])] = int(m[2])
-    m = re.match(r"tracer (\d+) branches=(\d+) overrun=(\d+)", l)
-    if m:
-        recs["tracer", int(m[1])] = int(m[2])
-        if m[3] != "0":
-            sys.exit(f"bench: the ftrace buffer overran: {l.strip()}")
-if len(recs) != 6:
-    sys.exit(f"bench: record counts missing in {results}/out")
+
+
+def run(suffix, cases):
+    """Kernel instructions and records per (case, iterations) of one VM."""
+    plugin, out = f"{results}/plugin{suffix}", f"{results}/out{suffix}"
+    regions = [int(m[1]) for m in
+               re.finditer(r"region 1 insns=(\d+)", open(plugin).read())]
+    if len(regions) != 2 * len(cases):
+        sys.exit(f"bench: {len(regions)} regions in {plugin}, "
+                 f"want {2 * len(cases)}")
+    kins = {}
+    for i, n in enumerate((iters, 1)):
+        for j, case in enumerate(cases):
+            kins[case, n] = regions[len(cases) * i + j]
+    recs = {}
+    for l in open(out):
+        m = re.match(r"bts-dump (\d+) .*branches=(\d+)", l)
+        if m:
+            recs["bts-dump", int(m[1])] = int(m[2])
+        m = re.match(r"perf (\d+) samples=(\d+)", l)
+        if m:
+            recs["perf", int(m[1])] = int(m[2])
+        m = re.match(r"tracer (\d+) branches=(\d+) overrun=(\d+)", l)
+        if m:
+            recs["tracer", int(m[1])] = int(m[2])
+            if m[3] != "0":
+                sys.exit(f"bench: the ftrace buffer overran: {l.strip()}")
+    if len(recs) != 2 * (len(cases) - 1):
+        sys.exit(f"bench: record counts missing in {out}")
+    return kins, recs
+
 
 print(f"guest kernel instructions per user branch record delivered"
       f" (workload: {iters} iterations)")
-print(f"{'tracer':<9} {'records':>9} {'kernel insns':>14} {'+ over none':>14}"
+print(f"{'tracer':<12} {'records':>9} {'kernel insns':>14} {'+ over none':>14}"
       f" {'per record':>11} {'marginal':>9}")
 per = {}
-for case in cases[1:]:
-    r = recs[case, iters]
-    extra = kins[case, iters] - kins["none", iters]
-    marg = ((kins[case, iters] - kins[case, 1]) -
-            (kins["none", iters] - kins["none", 1])) / (r - recs[case, 1])
-    per[case] = marg
-    print(f"{case:<9} {r:>9} {kins[case, iters]:>14} {extra:>14}"
-          f" {extra / r:>11.1f} {marg:>9.1f}")
-print(f"{'none':<9} {'':>9} {kins['none', iters]:>14}")
-print(f"bts-dump / perf, marginal: {per['bts-dump'] / per['perf']:.3f} ({secs} s)")
+for suffix, cases in (("", ("none", "bts-dump", "perf", "tracer")),
+                      ("-stock", ("none", "perf"))):
+    kins, recs = run(suffix, cases)
+    for case in cases[1:]:
+        r = recs[case, iters]
+        extra = kins[case, iters] - kins["none", iters]
+        marg = ((kins[case, iters] - kins[case, 1]) -
+                (kins["none", iters] - kins["none", 1])) / (r - recs[case, 1])
+        per[case + suffix] = marg
+        print(f"{case + suffix:<12} {r:>9} {kins[case, iters]:>14} {extra:>14}"
+              f" {extra / r:>11.1f} {marg:>9.1f}")
+    print(f"{'none' + suffix:<12} {'':>9} {kins['none', iters]:>14}")
+print(f"bts-dump / perf, marginal: {per['bts-dump'] / per['perf']:.3f}; "
+      f"perf on ours / on stock: {per['perf'] / per['perf-stock']:.3f} ({secs} s)")
 print(f"bench: delivery_cost iters={iters} bts_dump={per['bts-dump']:.1f}"
       f" perf={per['perf']:.1f} ratio={per['bts-dump'] / per['perf']:.3f}"
-      f" tracer={per['tracer']:.1f}")
+      f" tracer={per['tracer']:.1f} perf_stock={per['perf-stock']:.1f}"
+      f" perf_vs_stock={per['perf'] / per['perf-stock']:.3f}")
 EOF

@@ -4,7 +4,7 @@
 # `make demo`: show what the project does today.  It grows with each
 # capability; for now it boots the test kernel on the emulated Intel CPU
 # with BTS and shows upstream perf, our bts-dump and gdb tracing a
-# program's branches, the ftrace flight recorder, and an application's
+# program's branches, perf and bts-dump tracing one at once, the ftrace flight recorder, and an application's
 # user_events as markers among its branches.
 set -euo pipefail
 
@@ -66,6 +66,16 @@ gcc -static -no-pie -O1 -g -I"$repo/tests/bts/progs" -I"$out/include" \
 	rc=0
 	setpriv --reuid=nobody --regid=nogroup --clear-groups bts-dump -p 1 2>&1 || rc=$?
 	echo "(exit status $rc)"
+	echo
+	echo "== perf and bts-dump at once: both consumers of the DS layer, each gets every branch =="
+	# perf follows bts-dump into the program; its samples of the program
+	# itself are those in the program'"'"'s code.
+	perf record -q -N -B -d -e branches:u -c 1 -m 4096 -o /tmp/pd.data -- \
+		bts-dump -q --format=raw -o /tmp/pd.raw -- '"$out"'/calls
+	echo "perf record -e branches:u -c 1: $(perf script -i /tmp/pd.data \
+		--comms calls --dsos calls -F ip 2>/dev/null | wc -l) branches of calls"
+	echo "bts-dump, at the same time:     $(bts-dump -i /tmp/pd.raw \
+		--format=jsonl | grep -c "\"kind\":\"branch\"") branches of calls"
 	echo
 	echo "== gdb: record btrace bts, then the call history of main() =="
 	gdb -nx -batch -ex "set record function-call-history-size unlimited" \

@@ -4,6 +4,7 @@
 
   compare.py oracle ORACLE --binary PROG [--expect SPEC ...]
   compare.py trace ORACLE TRACE --binary PROG [--kernel-to ok|fail]
+                    [--after-exec]
   compare.py gdb GDB_OUTPUT EXPECTED [GDB_ERRORS]
 
 oracle: ORACLE is oracle.txt ("FROM TO MNEMONIC" lines, '#' notes).  It
@@ -18,7 +19,11 @@ aside and counted; a record *from* kernel space in a user-only trace
 always fails (a branch executed at CPL 0 must never be recorded).  The
 user->user records must equal the oracle's, in order.  With --kernel-to
 fail, a user->kernel record fails too (perf's software filter for
-branches:u drops them).
+branches:u drops them).  With --after-exec, the trace may begin with
+branches the process ran before it executed PROG (a child that perf
+followed from its fork; perf gives its samples the time they were
+delivered, which may be after the exec): leading records from outside
+PROG are left out, and counted.
 
 gdb: GDB_OUTPUT holds `record function-call-history /c` lines
 ("N<TAB><indent>FUNC"); EXPECTED has one "<indent>FUNC" per line.  The
@@ -151,6 +156,11 @@ def cmd_trace(args):
     if bad:
         diag(f"{len(bad)} unparsed trace lines, first: {bad[0]!r}")
         ok = False
+    if args.after_exec:
+        start = next((i for i, r in enumerate(trace)
+                      if sym.name(r[0]) != "?"), len(trace))
+        diag(f"{start} records before the exec left out")
+        trace = trace[start:]
 
     user = [r for r in trace if r[0] < USER_TOP and r[1] < USER_TOP]
     kfrom = [r for r in trace if r[0] >= USER_TOP]
@@ -256,6 +266,7 @@ def main():
     t.add_argument("trace")
     t.add_argument("--binary", required=True)
     t.add_argument("--kernel-to", choices=["ok", "fail"], default="ok")
+    t.add_argument("--after-exec", action="store_true")
     g = sub.add_parser("gdb")
     g.add_argument("gdb")
     g.add_argument("expected")

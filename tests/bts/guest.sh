@@ -11,6 +11,11 @@
 #   branches  perf record -e branches:u -c 1   -> branches.data
 #   bts       perf record -e intel_bts//u      -> bts.data
 #   gdb       gdb record btrace bts, function-call-history /c -> gdb.txt
+#   busy      perf record -e intel_bts//u while a /dev/bts reader traces
+#             a process: refused (intel_bts takes the hardware whole)
+#   together  perf's branches:u -c 1 and bts-dump trace PROG at once, the
+#             bts tracer recording every CPU meanwhile
+#                                  -> together.data, together.raw, .trace
 #
 # and for each TOOL: TOOL.rc (exit status), TOOL.out/TOOL.err (PROG's and
 # the tool's output), TOOL.secs (wall time).
@@ -34,6 +39,7 @@ out=$1 prog=$2
 shift 2
 here=$(dirname "$(realpath "$0")")
 build=$(realpath "$here/../../build/tests/bts")
+tracing=/sys/kernel/tracing
 # Scratch space in OUTDIR: the guest's /tmp may not be writable by the
 # unprivileged user.
 tmp=$out/tmp
@@ -90,6 +96,29 @@ sleeper.wait()
 EOF
 }
 
+# busy_bts: perf record -e intel_bts//u while /dev/bts traces a sleeping
+# process; busy.rc and busy.err are perf's.
+busy_bts()
+{
+	python3 - "$out" <<'EOF'
+import fcntl, os, struct, subprocess, sys
+out = sys.argv[1]
+sleeper = subprocess.Popen(["sleep", "60"])
+fd = os.open("/dev/bts", os.O_RDONLY)
+fcntl.ioctl(fd, 0xB901, struct.pack("6I", 24, 0, sleeper.pid, 0, 1024, 0))
+with open(f"{out}/busy.err", "w") as err:
+    rc = subprocess.call(["perf", "record", "-N", "-B", "--per-thread",
+                          "-e", "intel_bts//u",
+                          "-o", "/tmp/busy.data", "--", "true"],
+                         stdout=subprocess.DEVNULL, stderr=err)
+with open(f"{out}/busy.rc", "w") as f:
+    print(rc, file=f)
+os.close(fd)
+sleeper.kill()
+sleeper.wait()
+EOF
+}
+
 # The perf record arguments of each perf tool.
 # branches: -d records the branch target (PERF_SAMPLE_ADDR) too; -m makes
 # room for the bursts of a BTS buffer drain.  bts: intel_bts works per
@@ -133,6 +162,29 @@ for tool in "$@"; do
 			-ex 'info record' \
 			-ex kill --args "$prog"
 		cp "$out/gdb.out" "$out/gdb.txt"
+		;;
+	busy)
+		busy_bts || exit 125
+		;;
+	together)
+		# Three consumers of the DS layer that know nothing of each
+		# other: the bts tracer (every CPU, both sides), perf (its
+		# per-CPU consumers, following perf's schedule) and bts-dump
+		# (PROG's threads, /dev/bts).  perf traces bts-dump too (it
+		# inherits into PROG); the host keeps PROG's part.  bts-dump
+		# passes perf's environment on unchanged.
+		capture_env "$out/together.env" "${branches_args[@]}"
+		echo 1 >/proc/sys/kernel/bts_kernel_recording
+		echo bts >$tracing/current_tracer || exit 125
+		# Room for bts-dump's branches too (60,000 with raw output),
+		# which perf, writing to the shared folder, would lose.
+		run_tool together "${perf_run[@]}" perf record \
+			"${branches_args[@]}" -m 4096 \
+			-o "$out/together.data" -- \
+			"$build/tool/bts-dump" --format=raw \
+			-o "$out/together.raw" -- "$prog"
+		cat $tracing/trace >"$out/together.trace"
+		echo nop >$tracing/current_tracer
 		;;
 	*)
 		echo "guest.sh: unknown tool $tool" >&2

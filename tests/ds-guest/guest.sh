@@ -20,7 +20,8 @@
 #   flight   a lone per-CPU ring, written by the hardware as a ring while
 #            alone on the CPU (progs/flight)
 #   resume   suspend and resume from the traced CPU (progs/resumer)
-#   arb      perf's BTS and the layer's consumers exclude each other
+#   arb      perf's BTS sampling events and the layer's consumers trace
+#            side by side
 #   policy   kernel-mode recording refused on this Meltdown-affected CPU
 #            unless kernel.bts_kernel_recording is 1
 #   swap     an overflow callback takes the storage instead of copying
@@ -198,12 +199,12 @@ ctl "$r" release "release"
 a=$res/arb
 mkdir -p "$a"
 perf_args=(-N -B -e branches:u -c 1)
-# With a consumer attached, perf's BTS event cannot be created...
+# With a consumer attached, perf's BTS event is a consumer too...
 ctl "$a" attach1 "attach arb1 cpu=1 priv=all mode=ring size=64"
 step arb/perf1 perf record "${perf_args[@]}" -o /tmp/arb1.data -- true
 ctl "$a" release1 "release arb1"
-# ...and while perf traces, no consumer can attach.  perf's workload waits
-# for a byte on a FIFO, written once the attaches are done.
+# ...and while perf traces, consumers attach.  perf's workload waits for a
+# byte on a FIFO, written once the attaches are done.
 mkfifo /tmp/arb.fifo
 perf record "${perf_args[@]}" -o /tmp/arb2.data -- head -c 1 /tmp/arb.fifo \
 	>"$a/perf2.out" 2>"$a/perf2.err" &
@@ -219,7 +220,7 @@ ctl "$a" attach2t "attach arb2t task=$$ priv=user mode=cont size=64"
 timeout 120 sh -c 'echo x >/tmp/arb.fifo'
 wait $perf_pid
 echo $? >"$a/perf2.rc"
-# Once perf is gone, attaching works again.
+# And once perf is gone.
 ctl "$a" attach3 "attach arb3 cpu=1 priv=all mode=ring size=64"
 ctl "$a" release3 "release"
 
