@@ -3,7 +3,7 @@
 """Compare branch traces of one program run with the ptrace oracle's.
 
   compare.py oracle ORACLE --binary PROG [--expect SPEC ...]
-  compare.py trace ORACLE TRACE --binary PROG [--kernel-to ok|fail]
+  compare.py trace ORACLE TRACE --binary PROG [--kernel-to ok|zero|fail]
                     [--after-exec]
   compare.py gdb GDB_OUTPUT EXPECTED [GDB_ERRORS]
 
@@ -15,11 +15,13 @@ FUNC).  This checks the oracle on its own, independently of BTS.
 
 trace: TRACE is `perf script -F ip,addr` output ("FROM => TO" lines).
 Records with a kernel address at either end (>= 0x800000000000) are set
-aside and counted; a record *from* kernel space in a user-only trace
+aside and counted, as are records to 0 (a branch into the kernel whose
+kernel end was zeroed); a record *from* kernel space in a user-only trace
 always fails (a branch executed at CPL 0 must never be recorded).  The
 user->user records must equal the oracle's, in order.  With --kernel-to
 fail, a user->kernel record fails too (perf's software filter for
-branches:u drops them).  With --after-exec, the trace may begin with
+branches:u drops them); with --kernel-to zero, one with a kernel address
+does (intel_bts on the DS layer zeroes the kernel end).  With --after-exec, the trace may begin with
 branches the process ran before it executed PROG (a child that perf
 followed from its fork; perf gives its samples the time they were
 delivered, which may be after the exec): leading records from outside
@@ -164,7 +166,9 @@ def cmd_trace(args):
 
     user = [r for r in trace if r[0] < USER_TOP and r[1] < USER_TOP]
     kfrom = [r for r in trace if r[0] >= USER_TOP]
-    kto = [r for r in trace if r[0] < USER_TOP and r[1] >= USER_TOP]
+    kto = [r for r in trace if r[0] < USER_TOP and
+           (r[1] >= USER_TOP or r[1] == 0)]
+    user = [r for r in user if r[1] != 0]
     diag(f"oracle {len(oracle)} branches; trace {len(trace)} records: "
          f"{len(user)} user->user, {len(kto)} user->kernel, "
          f"{len(kfrom)} from kernel")
@@ -184,6 +188,11 @@ def cmd_trace(args):
         if args.kernel_to == "fail":
             diag("user->kernel records must not be here, first: "
                  + show(sym, kto[0], mnem.get(kto[0][0], "")))
+            ok = False
+        kaddr = [r for r in kto if r[1] != 0]
+        if args.kernel_to == "zero" and kaddr:
+            diag(f"{len(kaddr)} user->kernel records with a kernel "
+                 "address, first: " + show(sym, kaddr[0]))
             ok = False
 
     n = min(len(oracle), len(user))
@@ -265,7 +274,8 @@ def main():
     t.add_argument("oracle")
     t.add_argument("trace")
     t.add_argument("--binary", required=True)
-    t.add_argument("--kernel-to", choices=["ok", "fail"], default="ok")
+    t.add_argument("--kernel-to", choices=["ok", "zero", "fail"],
+                   default="ok")
     t.add_argument("--after-exec", action="store_true")
     g = sub.add_parser("gdb")
     g.add_argument("gdb")

@@ -9,10 +9,9 @@
 #
 #   oracle    ptrace single-step oracle        -> oracle.txt
 #   branches  perf record -e branches:u -c 1   -> branches.data
-#   bts       perf record -e intel_bts//u      -> bts.data
+#   bts       perf record -e intel_bts//u, with a /dev/bts reader and
+#             the bts tracer tracing other programs -> bts.data
 #   gdb       gdb record btrace bts, function-call-history /c -> gdb.txt
-#   busy      perf record -e intel_bts//u while a /dev/bts reader traces
-#             a process: refused (intel_bts takes the hardware whole)
 #   together  perf's branches:u -c 1 and bts-dump trace PROG at once, the
 #             bts tracer recording every CPU meanwhile
 #                                  -> together.data, together.raw, .trace
@@ -96,27 +95,29 @@ sleeper.wait()
 EOF
 }
 
-# busy_bts: perf record -e intel_bts//u while /dev/bts traces a sleeping
-# process; busy.rc and busy.err are perf's.
-busy_bts()
+# beside CMD...: run CMD while a /dev/bts reader traces a sleeping process
+# and the bts tracer records every CPU: other consumers of the DS layer,
+# tracing other programs.  CMD's exit status.
+beside()
 {
-	python3 - "$out" <<'EOF'
+	echo 1 >/proc/sys/kernel/bts_kernel_recording
+	echo bts >$tracing/current_tracer || return 125
+	python3 - "$@" <<'EOF'
 import fcntl, os, struct, subprocess, sys
-out = sys.argv[1]
-sleeper = subprocess.Popen(["sleep", "60"])
+sleeper = subprocess.Popen(["sleep", "600"])
 fd = os.open("/dev/bts", os.O_RDONLY)
+# BTS_IOC_ATTACH, struct bts_attach { size, flags, pid, mode, nr_records,
+# reserved }: continuous, 1024 records.
 fcntl.ioctl(fd, 0xB901, struct.pack("6I", 24, 0, sleeper.pid, 0, 1024, 0))
-with open(f"{out}/busy.err", "w") as err:
-    rc = subprocess.call(["perf", "record", "-N", "-B", "--per-thread",
-                          "-e", "intel_bts//u",
-                          "-o", "/tmp/busy.data", "--", "true"],
-                         stdout=subprocess.DEVNULL, stderr=err)
-with open(f"{out}/busy.rc", "w") as f:
-    print(rc, file=f)
+rc = subprocess.call(sys.argv[1:])
 os.close(fd)
 sleeper.kill()
 sleeper.wait()
+sys.exit(rc)
 EOF
+	local rc=$?
+	echo nop >$tracing/current_tracer
+	return $rc
 }
 
 # The perf record arguments of each perf tool.
@@ -147,7 +148,7 @@ for tool in "$@"; do
 		;;
 	bts)
 		capture_env "$out/bts.env" "${bts_args[@]}"
-		run_tool bts "${perf_run[@]}" perf record \
+		run_tool bts beside "${perf_run[@]}" perf record \
 			"${bts_args[@]}" -o "$out/bts.data" -- "$prog"
 		;;
 	gdb)
@@ -162,9 +163,6 @@ for tool in "$@"; do
 			-ex 'info record' \
 			-ex kill --args "$prog"
 		cp "$out/gdb.out" "$out/gdb.txt"
-		;;
-	busy)
-		busy_bts || exit 125
 		;;
 	together)
 		# Three consumers of the DS layer that know nothing of each

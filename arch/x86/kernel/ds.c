@@ -891,8 +891,7 @@ bool ds_maps_wanted(void)
 
 /*
  * The records of current's stretch in the kernel that ends at @resume_to
- * (bts.h: the KERNEL_ENTRY detail, then the KERNEL record), and the next
- * stretch unseen until an entry says otherwise.
+ * (bts.h: the KERNEL_ENTRY detail, then the KERNEL record).
  */
 static void ds_kernel_time(u64 resume_to,
 			   struct bts_record rec[DS_KERNEL_TIME_RECORDS])
@@ -937,7 +936,6 @@ static void ds_kernel_time(u64 resume_to,
 		.to	= resume_to,
 		.flags	= from,
 	};
-	ds_entry_unseen(t);
 }
 
 /**
@@ -952,6 +950,8 @@ void __ds_exit_to_user_mode(struct pt_regs *regs)
 	struct bts_record rec[DS_KERNEL_TIME_RECORDS];
 
 	ds_kernel_time(regs->ip, rec);
+	/* The next stretch is unseen until an entry says otherwise. */
+	ds_entry_unseen(&current->thread);
 	ds_stage_crossing(rec, ARRAY_SIZE(rec));
 }
 
@@ -1702,7 +1702,8 @@ static bool ds_consumer_local(const struct ds_consumer *c)
  * As ds_suspend_bts(), without sleeping or an IPI: for a consumer that
  * follows something else's schedule, as perf's pmu::del() and
  * pmu::stop() do.  Records staged before the call reach the stream; none
- * after.  No other CPU produces for @c meanwhile (a task's records are
+ * after.  A user-only stream then ends with current's stretch in the
+ * kernel, resuming nowhere (to is 0), as one that stopped in the kernel.  No other CPU produces for @c meanwhile (a task's records are
  * produced where it runs, and drained when it leaves), so a continuous
  * stream's owed loss record is written at once.
  *
@@ -1711,11 +1712,25 @@ static bool ds_consumer_local(const struct ds_consumer *c)
 void ds_suspend_local(struct ds_consumer *c)
 {
 	struct ds_sync_arg arg = { .c = c, .change = DS_SYNC_SUSPEND };
+	struct bts_record rec[DS_KERNEL_TIME_RECORDS];
+	bool was_on = !READ_ONCE(c->suspended);
+	unsigned int i;
 
 	lockdep_assert_irqs_disabled();
 	if (WARN_ON_ONCE(!ds_consumer_local(c) || in_nmi()))
 		return;
 	ds_sync_fn(&arg);
+	/*
+	 * A user-only stream stops in the kernel: it ends with the stretch
+	 * current is in, from the entry it noted, resuming nowhere.
+	 */
+	if (was_on && c->cfg.priv == DS_PRIV_USER &&
+	    test_thread_flag(TIF_BTS_USER) &&
+	    !(current->flags & PF_KTHREAD)) {
+		ds_kernel_time(0, rec);
+		for (i = 0; i < ARRAY_SIZE(rec); i++)
+			ds_stream_append(&c->stream, &rec[i]);
+	}
 	/*
 	 * A lossless consumer's task may be between its look at the stream
 	 * and its sleep.  No other consumer has waiters, and perf's
@@ -1729,6 +1744,29 @@ void ds_suspend_local(struct ds_consumer *c)
 	}
 }
 EXPORT_SYMBOL_GPL(ds_suspend_local);
+
+/**
+ * ds_flush_local() - bring a consumer's stream up to date, from where it
+ *	records
+ * @c: a consumer of this CPU, or of the current task
+ *
+ * Records staged before the call reach the stream, as ds_suspend_local()
+ * takes them, and recording goes on: for a consumer that hands records on
+ * at a point of its own, as perf does when it moves an event from one
+ * task to another at a context switch.
+ *
+ * Context: as ds_suspend_local().
+ */
+void ds_flush_local(struct ds_consumer *c)
+{
+	struct ds_sync_arg arg = { .c = c, .change = DS_SYNC_NONE };
+
+	lockdep_assert_irqs_disabled();
+	if (WARN_ON_ONCE(!ds_consumer_local(c) || in_nmi()))
+		return;
+	ds_sync_fn(&arg);
+}
+EXPORT_SYMBOL_GPL(ds_flush_local);
 
 /**
  * ds_resume_local() - resume recording for a consumer, from where it records

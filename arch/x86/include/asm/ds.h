@@ -172,6 +172,7 @@ void ds_suspend_bts(struct ds_consumer *c);
 void ds_resume_bts(struct ds_consumer *c);
 void ds_suspend_local(struct ds_consumer *c);
 void ds_resume_local(struct ds_consumer *c);
+void ds_flush_local(struct ds_consumer *c);
 u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
 bool ds_freeze_local(void);
 void ds_thaw_local(void);

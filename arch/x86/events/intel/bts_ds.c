@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf's intel_bts PMU on the Debug Store layer: a CPU's or a task's
+ * branches, in the BTS record format, into the event's AUX buffer.
+ *
+ * Every CPU has a consumer of the layer for each privilege filter, shared
+ * by the intel_bts events of that filter; it records from the
+ * pmu::start() of the CPU's event (one at a time: the PMU is exclusive)
+ * to its pmu::stop().  Its records are copied into the AUX buffer at the
+ * stop and, while the event runs, from the consumer's overflow callback.
+ * The hardware never writes perf's pages, so the PMU works with PTI, and
+ * beside every other consumer of the layer: /dev/bts readers, the bts
+ * tracer, perf's BTS sampling events.
+ *
+ * What the buffer gets is what the hardware writes on stock, but for the
+ * kernel addresses a user-only trace must not show: where stock writes a
+ * branch into the kernel with its kernel end, a user-only event gets the
+ * same record with the kernel end zeroed (to is 0), made from the
+ * layer's record of the stretch in the kernel.  perf's decoder shows it
+ * as a branch to 0, from the system call, fault or interrupted
+ * instruction.  No other pseudo-record is copied.  Records the layer lost
+ * mark the AUX record PERF_AUX_FLAG_PARTIAL; a full buffer,
+ * PERF_AUX_FLAG_TRUNCATED, and the event records nothing more until perf
+ * schedules it in again.
+ */
+
+#include <linux/bitops.h>
+#include <linux/perf_event.h>
+#include <linux/slab.h>
+#include <asm/ds.h>
+#include <asm/perf_event.h>
+
+#include "../perf_event.h"
+
+/**
+ * struct bts_aux_buf - the AUX buffer of an intel_bts event
+ * @pages: its pages, @nr_pages of them
+ * @nr_pages: the number of pages
+ * @snapshot: overwrite mode: a ring of @ring bytes, written continuously,
+ *	that perf copies when asked (perf record -S)
+ * @ring: snapshot mode: the size of the ring, a whole number of records
+ * @pos: snapshot mode: where the next record goes in the ring
+ */
+struct bts_aux_buf {
+	void		**pages;
+	unsigned int	nr_pages;
+	bool		snapshot;
+	unsigned long	ring;
+	unsigned long	pos;
+};
+
+/**
+ * struct bts_ctx - a CPU's intel_bts state
+ * @handle: the AUX transaction, open while @active
+ * @c: the consumer the CPU's event records through
+ * @active: an event records: @handle and @c are valid.  Written and read
+ *	on the CPU, interrupts off.
+ */
+struct bts_ctx {
+	struct perf_output_handle	handle;
+	struct ds_consumer		*c;
+	bool				active;
+};
+
+static DEFINE_PER_CPU(struct bts_ctx, bts_ctx);
+
+static struct pmu bts_pmu;
+
+static enum ds_overflow_action bts_overflow(struct ds_consumer *c,
+					    void *data);
+
+static const struct ds_bts_ops bts_ops = {
+	.overflow	= bts_overflow,
+};
+
+static DEFINE_PER_CPU(struct ds_consumer *, bts_user_consumer);
+static DEFINE_PER_CPU(struct ds_consumer *, bts_kernel_consumer);
+static DEFINE_PER_CPU(struct ds_consumer *, bts_all_consumer);
+
+static struct intel_ds_consumers bts_user =
+	INTEL_DS_CONSUMERS_INIT(bts_user, bts_user_consumer, DS_PRIV_USER,
+				&bts_ops);
+static struct intel_ds_consumers bts_kernel =
+	INTEL_DS_CONSUMERS_INIT(bts_kernel, bts_kernel_consumer,
+				DS_PRIV_KERNEL, &bts_ops);
+static struct intel_ds_consumers bts_all =
+	INTEL_DS_CONSUMERS_INIT(bts_all, bts_all_consumer, DS_PRIV_ALL,
+				&bts_ops);
+
+/* The consumers that record what @event asks for, or NULL: nothing. */
+static struct intel_ds_consumers *bts_consumers(struct perf_event *event)
+{
+	if (event->attr.exclude_kernel)
+		return event->attr.exclude_user ? NULL : &bts_user;
+	return event->attr.exclude_user ? &bts_kernel : &bts_all;
+}
+
+static void *bts_setup_aux(struct perf_event *event, void **pages,
+			   int nr_pages, bool overwrite)
+{
+	int node = event->cpu == -1 ? -1 : cpu_to_node(event->cpu);
+	unsigned long size = (unsigned long)nr_pages << PAGE_SHIFT;
+	struct bts_aux_buf *buf;
+
+	buf = kzalloc_node(sizeof(*buf), GFP_KERNEL, node);
+	if (!buf)
+		return NULL;
+	buf->pages = pages;
+	buf->nr_pages = nr_pages;
+	buf->snapshot = overwrite;
+	buf->ring = size - size % sizeof(struct bts_record);
+	return buf;
+}
+
+static void bts_free_aux(void *data)
+{
+	kfree(data);
+}
+
+/* Copy @rec into @buf at byte @off, wrapping at the buffer's end. */
+static void bts_aux_put(struct bts_aux_buf *buf, unsigned long off,
+			const struct bts_record *rec)
+{
+	unsigned long size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
+	unsigned long n = sizeof(*rec), in, len;
+	const void *src = rec;
+
+	off %= size;
+	while (n) {
+		in = off & (PAGE_SIZE - 1);
+		len = min(n, PAGE_SIZE - in);
+		memcpy(buf->pages[off >> PAGE_SHIFT] + in, src, len);
+		src += len;
+		n -= len;
+		off = (off + len) % size;
+	}
+}
+
+/*
+ * The BTS record stock would have written for @rec, into @out, or NULL:
+ * none.  Context: the AUX transaction @h, for its PARTIAL flag.
+ */
+static const struct bts_record *bts_aux_record(struct perf_output_handle *h,
+					       const struct bts_record *rec,
+					       struct bts_record *out)
+{
+	if (!BTS_RECORD_IS_PSEUDO(rec->from))
+		return rec;
+	switch (BTS_PSEUDO_TYPE(rec->from)) {
+	case BTS_PSEUDO_KERNEL:
+		/* The entry into the kernel, if the trace saw it. */
+		if (!rec->flags)
+			return NULL;
+		*out = (struct bts_record){ .from = rec->flags };
+		return out;
+	case BTS_PSEUDO_LOST:
+		perf_aux_output_flag(h, PERF_AUX_FLAG_PARTIAL);
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * Copy the branches the CPU's consumer holds into the AUX buffer, taking
+ * them from the stream.  Return the bytes copied past handle::head (not in
+ * snapshot mode, whose ring takes everything); when the buffer is full,
+ * the rest is dropped, *@full is set and the transaction marked
+ * TRUNCATED.
+ */
+static unsigned long bts_aux_copy(struct bts_ctx *bts, bool *full)
+{
+	struct perf_output_handle *h = &bts->handle;
+	struct bts_aux_buf *buf = perf_get_aux(h);
+	unsigned long room = h->size - h->size % sizeof(struct bts_record);
+	unsigned long done = 0;
+	const struct bts_record *runs[2], *rec;
+	struct bts_record entry;
+	u32 nrs[2], got, r, i;
+
+	*full = false;
+	while ((got = ds_peek_bts(bts->c, runs, nrs, U32_MAX))) {
+		for (r = 0; r < 2; r++) {
+			for (i = 0; i < nrs[r]; i++) {
+				rec = bts_aux_record(h, &runs[r][i], &entry);
+				if (!rec)
+					continue;
+				if (buf->snapshot) {
+					bts_aux_put(buf, buf->pos, rec);
+					buf->pos = (buf->pos + sizeof(*rec)) %
+						   buf->ring;
+					continue;
+				}
+				if (done + sizeof(*rec) > room) {
+					*full = true;
+					continue;
+				}
+				bts_aux_put(buf, h->head + done, rec);
+				done += sizeof(*rec);
+			}
+		}
+		ds_discard_bts(bts->c, got);
+	}
+	if (*full)
+		perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
+	return done;
+}
+
+/* Close the transaction with what the buffer got; the event is inactive. */
+static void bts_aux_end(struct bts_ctx *bts)
+{
+	struct bts_aux_buf *buf = perf_get_aux(&bts->handle);
+	unsigned long size;
+	bool full;
+
+	size = bts_aux_copy(bts, &full);
+	WRITE_ONCE(bts->active, false);
+	if (buf->snapshot) {
+		/* The ring's end, and the whole ring, as on stock. */
+		bts->handle.head = buf->pos;
+		size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
+	}
+	perf_aux_output_end(&bts->handle, size);
+}
+
+/*
+ * Open a transaction for @event on this CPU.  Return false when its
+ * buffer has no room for a record: it then records nothing until the next
+ * start.
+ */
+static bool bts_aux_begin(struct bts_ctx *bts, struct perf_event *event)
+{
+	struct bts_aux_buf *buf = perf_aux_output_begin(&bts->handle, event);
+
+	if (!buf)
+		return false;
+	if (!buf->snapshot && bts->handle.size < sizeof(struct bts_record)) {
+		perf_aux_output_end(&bts->handle, 0);
+		return false;
+	}
+	WRITE_ONCE(bts->active, true);
+	return true;
+}
+
+/*
+ * The CPU's consumer holds a quarter of its stream: copy it on.  With the
+ * buffer full, or no room left after perf's wakeup, stop recording until
+ * the next start, as the hardware stopped on stock.
+ */
+static enum ds_overflow_action bts_overflow(struct ds_consumer *c, void *data)
+{
+	struct bts_ctx *bts = this_cpu_ptr(&bts_ctx);
+	struct perf_event *event = bts->handle.event;
+	const struct bts_record *runs[2];
+	struct bts_aux_buf *buf;
+	u32 nrs[2], got;
+	bool full;
+
+	if (!READ_ONCE(bts->active) || bts->c != c) {
+		/* No event records: these are of none. */
+		while ((got = ds_peek_bts(c, runs, nrs, U32_MAX)))
+			ds_discard_bts(c, got);
+		return DS_OVERFLOW_CONTINUE;
+	}
+	buf = perf_get_aux(&bts->handle);
+	if (buf->snapshot) {
+		bts_aux_copy(bts, &full);
+		return DS_OVERFLOW_CONTINUE;
+	}
+	bts_aux_end(bts);
+	return bts_aux_begin(bts, event) ? DS_OVERFLOW_CONTINUE :
+					   DS_OVERFLOW_SUSPEND;
+}
+
+static void bts_event_start(struct perf_event *event, int flags)
+{
+	struct bts_ctx *bts = this_cpu_ptr(&bts_ctx);
+
+	bts->c = this_cpu_read(*bts_consumers(event)->cons);
+	if (!bts_aux_begin(bts, event)) {
+		event->hw.state = PERF_HES_STOPPED;
+		return;
+	}
+	perf_event_itrace_started(event);
+	event->hw.state = 0;
+	ds_resume_local(bts->c);
+}
+
+static void bts_event_stop(struct perf_event *event, int flags)
+{
+	struct bts_ctx *bts = this_cpu_ptr(&bts_ctx);
+
+	if (READ_ONCE(bts->active)) {
+		ds_suspend_local(bts->c);
+		bts_aux_end(bts);
+	}
+	event->hw.state |= PERF_HES_STOPPED;
+}
+
+static void bts_event_del(struct perf_event *event, int mode)
+{
+	bts_event_stop(event, PERF_EF_UPDATE);
+}
+
+static int bts_event_add(struct perf_event *event, int mode)
+{
+	struct bts_ctx *bts = this_cpu_ptr(&bts_ctx);
+
+	event->hw.state = PERF_HES_STOPPED;
+	if (bts->handle.event)
+		return -EBUSY;
+	if (mode & PERF_EF_START) {
+		bts_event_start(event, 0);
+		if (event->hw.state & PERF_HES_STOPPED)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static void bts_event_destroy(struct perf_event *event)
+{
+	intel_ds_consumers_put(bts_consumers(event));
+}
+
+static int bts_event_init(struct perf_event *event)
+{
+	struct intel_ds_consumers *set;
+	int ret;
+
+	if (event->attr.type != bts_pmu.type)
+		return -ENOENT;
+
+	/*
+	 * Stock's rule: the PMU hands out kernel addresses (the kernel end
+	 * of a branch into the kernel), so a user-only event needs what a
+	 * kernel one does.  The layer's user-only streams have none, but
+	 * the rule is the ABI perf and its users know.
+	 */
+	if (event->attr.exclude_kernel) {
+		ret = perf_allow_kernel();
+		if (ret)
+			return ret;
+	}
+	set = bts_consumers(event);
+	if (!set)
+		return -EINVAL;
+	ret = intel_ds_consumers_get(set);
+	if (ret)
+		return ret;
+	event->destroy = bts_event_destroy;
+	return 0;
+}
+
+static void bts_event_read(struct perf_event *event)
+{
+}
+
+static __init int bts_init(void)
+{
+	if (!boot_cpu_has(X86_FEATURE_DTES64) || !x86_pmu.bts)
+		return -ENODEV;
+
+	bts_pmu.capabilities	= PERF_PMU_CAP_ITRACE | PERF_PMU_CAP_EXCLUSIVE;
+	bts_pmu.task_ctx_nr	= perf_sw_context;
+	bts_pmu.event_init	= bts_event_init;
+	bts_pmu.add		= bts_event_add;
+	bts_pmu.del		= bts_event_del;
+	bts_pmu.start		= bts_event_start;
+	bts_pmu.stop		= bts_event_stop;
+	bts_pmu.read		= bts_event_read;
+	bts_pmu.setup_aux	= bts_setup_aux;
+	bts_pmu.free_aux	= bts_free_aux;
+
+	return perf_pmu_register(&bts_pmu, "intel_bts", -1);
+}
+arch_initcall(bts_init);
