@@ -88,12 +88,10 @@ static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
 
 DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
 
-/* Serializes requests, releases, hotplug and perf's claim. */
+/* Serializes requests, releases and hotplug. */
 static DEFINE_MUTEX(ds_mutex);
 /* Consumers in existence; perf's LBR and PT users wait while non-zero. */
 static unsigned int ds_nr_consumers;
-/* perf's intel_bts PMU holds the hardware. */
-static unsigned int ds_perf_claims;
 
 DEFINE_STATIC_KEY_FALSE(ds_active);
 
@@ -138,7 +136,7 @@ EXPORT_SYMBOL_GPL(ds_bts_available);
  * @cpu: the CPU
  *
  * perf's PEBS code fills in the PEBS fields; the BTS fields are the
- * layer's, or perf's BTS code's while it holds ds_claim_bts_hw().
+ * layer's (perf's BTS users are its consumers).
  *
  * Context: any.
  * Return: the area, at its cpu_entry_area address.
@@ -1172,9 +1170,6 @@ static void ds_disarm_fn(void *unused)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 
-	/* Disarmed for perf already, whose BTS fields these are now. */
-	if (!dc->armed)
-		return;
 	ds_pause(dc);
 	ds_drain(dc, current);
 	dc->armed = false;
@@ -1194,7 +1189,7 @@ static int ds_cpu_up(unsigned int cpu)
 	void *cea = ds_staging_cea(cpu);
 	struct page *pages;
 
-	/* Still armed since the last consumer, or disarmed for perf. */
+	/* Still armed since the last consumer. */
 	if (READ_ONCE(dc->armed))
 		return 0;
 	if (dc->pages)
@@ -1494,8 +1489,8 @@ static int ds_check_config(const struct ds_bts_config *cfg)
  * Return: the consumer, or an ERR_PTR(): -EOPNOTSUPP without BTS (or,
  * for a user-only consumer, without DS-CPL), -EINVAL
  * for a bad @cfg, -EACCES for kernel-mode recording that
- * ds_kernel_recording_allowed() refuses, -EBUSY while perf's intel_bts PMU
- * holds the hardware or the CPU or task has DS_MAX_CONSUMERS consumers,
+ * ds_kernel_recording_allowed() refuses, -EBUSY while the CPU or task has
+ * DS_MAX_CONSUMERS consumers,
  * -ENOMEM (also for a CPU scope whose CPU has no staging buffer).
  */
 struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
@@ -1557,9 +1552,6 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 
 	cpus_read_lock();
 	mutex_lock(&ds_mutex);
-	ret = -EBUSY;
-	if (ds_perf_claims)
-		goto unlock;
 	ret = ds_nr_consumers ? ds_arm_missing(cfg) : ds_start();
 	if (ret)
 		goto unlock;
@@ -2218,53 +2210,6 @@ void ds_fork_thread(struct task_struct *child)
 		}
 		ds_callback_put(cons[i]);
 	}
-}
-
-/* perf's intel_bts PMU: mutual exclusion, until it becomes a consumer. */
-
-/**
- * ds_claim_bts_hw() - take the BTS hardware for perf's own BTS code
- *
- * While a claim is held the layer has no consumer and leaves the BTS
- * fields of the DS save area and the BTS bits of DEBUGCTL to perf.
- *
- * Context: process, may sleep.
- * Return: 0, or -EBUSY while the layer has consumers.
- */
-int ds_claim_bts_hw(void)
-{
-	unsigned int cpu;
-	int ret = 0;
-
-	mutex_lock(&ds_mutex);
-	if (ds_nr_consumers) {
-		ret = -EBUSY;
-	} else {
-		ds_perf_claims++;
-		/*
-		 * Buffers the last consumer left: the BTS fields of the DS area
-		 * and DEBUGCTL's bits are perf's from now on.  No CPU comes or
-		 * goes past us here: the hotplug callbacks take ds_mutex.
-		 */
-		for_each_online_cpu(cpu)
-			if (READ_ONCE(per_cpu(ds_cpu, cpu).armed))
-				smp_call_function_single(cpu, ds_disarm_fn,
-							 NULL, 1);
-	}
-	mutex_unlock(&ds_mutex);
-	return ret;
-}
-
-/**
- * ds_unclaim_bts_hw() - give back a ds_claim_bts_hw() claim
- *
- * Context: any that may sleep.
- */
-void ds_unclaim_bts_hw(void)
-{
-	mutex_lock(&ds_mutex);
-	WARN_ON_ONCE(!ds_perf_claims--);
-	mutex_unlock(&ds_mutex);
 }
 
 static void __init ds_detect(void)

@@ -189,8 +189,6 @@ int ds_swap_bts_buffer(struct ds_consumer *c, struct bts_record *buf,
 void ds_append_marker(const struct ds_marker *m);
 bool ds_task_takes_marker(struct task_struct *task, const char *name);
 
-int ds_claim_bts_hw(void);
-void ds_unclaim_bts_hw(void);
 struct debug_store *ds_area(int cpu);
 void ds_load_area(void);
 void ds_cpu_shutdown(void);
@@ -243,8 +241,6 @@ static inline bool ds_task_takes_marker(struct task_struct *task,
 
 static inline bool ds_freeze_local(void) { return false; }
 static inline void ds_thaw_local(void) { }
-static inline int ds_claim_bts_hw(void) { return 0; }
-static inline void ds_unclaim_bts_hw(void) { }
 static inline void ds_switch_to(struct task_struct *prev,
 				struct task_struct *next) { }
 static inline void ds_nmi_enter(void) { }
