@@ -12,6 +12,8 @@
 #   bts       perf record -e intel_bts//u, with a /dev/bts reader and
 #             the bts tracer tracing other programs -> bts.data
 #   gdb       gdb record btrace bts, function-call-history /c -> gdb.txt
+#   snapshot  perf record -Se -e intel_bts//u (snapshot mode, one
+#             snapshot at the end)  -> snapshot.data
 #   together  perf's branches:u -c 1 and bts-dump trace PROG at once, the
 #             bts tracer recording every CPU meanwhile
 #                                  -> together.data, together.raw, .trace
@@ -131,6 +133,9 @@ EOF
 # not allow).  No -q, so perf's warnings about lost data reach TOOL.err.
 branches_args=(-N -B -d -e branches:u -c 1 -m 256)
 bts_args=(-N -B --per-thread -e intel_bts//u -m ,1024)
+# Snapshot mode: the AUX buffer a ring the kernel keeps writing, copied
+# by perf when asked, here once at the end (e); 4 MB holds every branch.
+snapshot_args=(-N -B --per-thread -e intel_bts//u -m ,1024 -Se)
 
 for tool in "$@"; do
 	case $tool in
@@ -163,6 +168,11 @@ for tool in "$@"; do
 			-ex 'info record' \
 			-ex kill --args "$prog"
 		cp "$out/gdb.out" "$out/gdb.txt"
+		;;
+	snapshot)
+		capture_env "$out/snapshot.env" "${snapshot_args[@]}"
+		run_tool snapshot "${perf_run[@]}" perf record \
+			"${snapshot_args[@]}" -o "$out/snapshot.data" -- "$prog"
 		;;
 	together)
 		# Three consumers of the DS layer that know nothing of each

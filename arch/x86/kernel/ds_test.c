@@ -710,6 +710,58 @@ static void ds_test_local(struct kunit *test)
 			    "records arrived after the suspension");
 }
 
+/* The PEBS half of a save area: what perf's PEBS code writes. */
+#define DS_TEST_PEBS_WORDS \
+	((offsetofend(struct debug_store, pebs_event_reset) - \
+	  offsetof(struct debug_store, pebs_buffer_base)) / sizeof(u64))
+
+static u64 *ds_test_pebs_half(struct debug_store *ds)
+{
+	return &ds->pebs_buffer_base;
+}
+
+/*
+ * perf's PEBS code fills in the PEBS half of the save area the layer owns
+ * (the emulated CPU has no PEBS: the fields are set by hand here).  The
+ * layer's life on the CPU, arming, drains, suspension, release and the
+ * teardown that unmaps the staging buffer, leaves them as they were, and
+ * IA32_DS_AREA pointing at the area.
+ */
+static void ds_test_pebs_fields(struct kunit *test)
+{
+	int cpu = cpumask_first(cpu_online_mask);
+	struct debug_store *ds = ds_area(cpu);
+	u64 saved[DS_TEST_PEBS_WORDS], *pebs = ds_test_pebs_half(ds);
+	struct ds_consumer *c;
+	unsigned int i, changed = 0;
+	u64 msr;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	memcpy(saved, pebs, sizeof(saved));
+	for (i = 0; i < DS_TEST_PEBS_WORDS; i++)
+		WRITE_ONCE(pebs[i], 0x5eb5000000000000ULL + i);
+
+	c = ds_test_request(test, cpu, DS_PRIV_USER, DS_MODE_CONTINUOUS, 0);
+	smp_call_function_single(cpu, ds_sync_local, NULL, 1);
+	ds_suspend_bts(c);
+	ds_resume_bts(c);
+	ds_release_bts(c);
+	/* The teardown a second after the last consumer, now. */
+	mod_delayed_work(system_wq, &ds_teardown_work, 0);
+	flush_delayed_work(&ds_teardown_work);
+
+	for (i = 0; i < DS_TEST_PEBS_WORDS; i++)
+		changed += READ_ONCE(pebs[i]) != 0x5eb5000000000000ULL + i;
+	memcpy(pebs, saved, sizeof(saved));
+	KUNIT_EXPECT_EQ_MSG(test, changed, 0U,
+			    "PEBS fields the layer changed, of %zu",
+			    DS_TEST_PEBS_WORDS);
+	KUNIT_ASSERT_EQ(test, rdmsrl_on_cpu(cpu, MSR_IA32_DS_AREA, &msr), 0);
+	KUNIT_EXPECT_EQ_MSG(test, msr, (u64)(unsigned long)ds,
+			    "IA32_DS_AREA is the CPU's save area");
+}
+
 static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
 	KUNIT_CASE(ds_test_owed_pmi),
@@ -719,6 +771,7 @@ static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_freeze),
 	KUNIT_CASE(ds_test_freeze_hw_ring),
 	KUNIT_CASE(ds_test_local),
+	KUNIT_CASE(ds_test_pebs_fields),
 	{}
 };
 
