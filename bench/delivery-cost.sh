@@ -7,10 +7,13 @@
 # arch/x86/events/intel/ds.c, one sample per branch), tracing the same
 # program (bench/workload.c) in the same guest on our kernel; and the bts
 # ftrace tracer in continuous mode, user side only, delivering every
-# branch of the CPU into the ftrace buffer (32 records an entry).  And perf
-# alone on the stock 6.12 kernel, where it drives the BTS hardware itself
-# (ours makes its events consumers of the DS layer): the same guest, the
-# same program, the same perf.
+# branch of the CPU into the ftrace buffer (32 records an entry); and
+# perf's intel_bts//u (an AUX buffer of BTS records).  And perf alone on
+# the stock 6.12 kernel, where it drives the BTS hardware itself (ours
+# makes its events consumers of the DS layer): branches:u with PTI like
+# ours, intel_bts//u without (stock does not register intel_bts with PTI;
+# there the hardware writes perf's AUX pages, zero-copy, where ours copies
+# each record from the layer's stream).
 #
 # Counted, not timed: the TCG plugin insn-marks.c, with kernel=on, counts
 # the instructions executed at kernel addresses between two marks that
@@ -26,7 +29,8 @@
 #
 # with the records counted in the files afterwards, outside the marks:
 # bts-dump's raw file's branch records (tests/bts-dump/rawcheck.c), perf's
-# samples (perf script), the tracer's lines of branches in trace (bts-raw).
+# samples (perf script), intel_bts's branches (perf script --itrace=b),
+# the tracer's lines of branches in trace (bts-raw).
 # The tracer records the whole CPU, the workload and the commands around
 # it: the difference of the two runs leaves the workload's.  The whole cost, start-up included, is shown too.
 # One vCPU (the plugin's counter is not atomic).  Not -icount, unlike
@@ -39,7 +43,7 @@
 # both copy their records.
 #
 # Environment: BENCH_ITERS (100000 workload iterations, about 0.9 M
-# branches), BENCH_SYSCALL_EVERY (1000).  About 8 minutes once the stock
+# branches), BENCH_SYSCALL_EVERY (1000).  About 4 minutes once the stock
 # kernel is built (bench/idle-cost.sh builds it the first time).
 set -euo pipefail
 
@@ -75,85 +79,123 @@ results="$out/results"
 rm -rf "$results"
 mkdir -p "$results"
 
-# In the guest: each case between marks, in this order (the plugin prints
-# one region line per case), then the records each tracer got.  On the
-# stock kernel (argument "stock"): no bts-dump, no tracer.
+# In the guest: the untraced command line and each case given, between
+# marks, in that order (the plugin prints one region line each), then the
+# records each tracer got.
 cat >"$results/guest.sh" <<EOF
 set -eu
 m=$out/mark w=$out/workload
-ours=\$([ "\${1:-}" = stock ] && echo false || echo true)
 # perf's samples are not throttled for the CPU time they take: under TCG
 # they would be, and perf would deliver a fraction of the branches.
 echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
 T=/sys/kernel/tracing
-if \$ours; then
-	echo 1 >/proc/sys/kernel/bts_kernel_recording
-	echo 0 >\$T/options/bts-kernel
-	echo 1 >\$T/options/bts-continuous
-	echo 1 >\$T/options/bts-raw
-	echo 131072 >\$T/buffer_size_kb
-fi
-for n in $iters 1; do
-	\$m open; \$w \$n $every 1 >/dev/null; \$m close
-	if \$ours; then
+run_case()
+{
+	local n=\$1
+	case \$2 in
+	none)
+		\$m open; \$w \$n $every 1 >/dev/null; \$m close
+		;;
+	bts-dump)
 		\$m open
 		$repo/tools/bts-dump/bts-dump --format=raw \
 			-o /dev/shm/t.\$n.raw -- \$w \$n $every 1 >/dev/null
 		\$m close
-	fi
-	\$m open
-	perf record -q -m 8192 -e branches:u -c 1 -o /dev/shm/p.\$n.data -- \
+		;;
+	perf)
+		\$m open
+		perf record -q -m 8192 -e branches:u -c 1 \
+			-o /dev/shm/p.\$n.data -- \$w \$n $every 1 >/dev/null
+		\$m close
+		;;
+	intel_bts)
+		\$m open
+		perf record -q --per-thread -m ,8192 -e intel_bts//u \
+			-o /dev/shm/b.\$n.data -- \$w \$n $every 1 >/dev/null
+		\$m close
+		;;
+	tracer)
+		echo 1 >/proc/sys/kernel/bts_kernel_recording
+		echo 0 >\$T/options/bts-kernel
+		echo 1 >\$T/options/bts-continuous
+		echo 1 >\$T/options/bts-raw
+		echo 131072 >\$T/buffer_size_kb
+		echo >\$T/trace
+		\$m open
+		echo bts >\$T/current_tracer
 		\$w \$n $every 1 >/dev/null
-	\$m close
-	\$ours || continue
-	echo >\$T/trace
-	\$m open
-	echo bts >\$T/current_tracer
-	\$w \$n $every 1 >/dev/null
-	echo 0 >\$T/tracing_on
-	\$m close
-	echo "tracer \$n branches=\$(grep -c -- ' -> ' \$T/trace) overrun=\$(awk '\$1 == "overrun:" { print \$2 }' \$T/per_cpu/cpu0/stats)"
-	echo nop >\$T/current_tracer
-	echo 1 >\$T/tracing_on
+		echo 0 >\$T/tracing_on
+		\$m close
+		echo "tracer \$n branches=\$(grep -c -- ' -> ' \$T/trace) overrun=\$(awk '\$1 == "overrun:" { print \$2 }' \$T/per_cpu/cpu0/stats)"
+		echo nop >\$T/current_tracer
+		echo 1 >\$T/tracing_on
+		;;
+	esac
+}
+records()
+{
+	local n=\$1
+	case \$2 in
+	bts-dump) echo "bts-dump \$n \$($out/rawcheck /dev/shm/t.\$n.raw)" ;;
+	perf) echo "perf \$n samples=\$(perf script -i /dev/shm/p.\$n.data -F ip 2>/dev/null | wc -l)" ;;
+	intel_bts) echo "intel_bts \$n records=\$(perf script -i /dev/shm/b.\$n.data --itrace=b -F ip 2>/dev/null | wc -l)" ;;
+	esac
+}
+for n in $iters 1; do
+	for c in none "\$@"; do
+		run_case \$n \$c
+	done
 done
 for n in $iters 1; do
-	\$ours && echo "bts-dump \$n \$($out/rawcheck /dev/shm/t.\$n.raw)"
-	echo "perf \$n samples=\$(perf script -i /dev/shm/p.\$n.data -F ip 2>/dev/null | wc -l)"
+	for c in "\$@"; do
+		records \$n \$c
+	done
 done
 EOF
 
-if ! "$vm" --kernel "$kernel" --smp 1 --results "$results/vm" --timeout 1800 \
-	--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so,kernel=on" \
-	--qemu-arg -d --qemu-arg plugin \
-	--qemu-arg -D --qemu-arg "$results/plugin" \
-	-- bash "$results/guest.sh" >"$results/out" 2>"$results/err"; then
-	echo "bench: the VM failed; see $results/err and $results/vm/" >&2
-	cat "$results/err" >&2
-	exit 1
-fi
-if ! "$vm" --kernel "$stock" --smp 1 --results "$results/vm-stock" \
-	--timeout 1800 \
-	--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so,kernel=on" \
-	--qemu-arg -d --qemu-arg plugin \
-	--qemu-arg -D --qemu-arg "$results/plugin-stock" \
-	-- bash "$results/guest.sh" stock >"$results/out-stock" \
-	2>"$results/err-stock"; then
-	echo "bench: the stock VM failed; see $results/err-stock" >&2
-	cat "$results/err-stock" >&2
-	exit 1
-fi
+# run_vm NAME KERNEL APPEND CASE...: the guest script in a VM of its own,
+# the plugin's log in plugin-NAME, what the guest printed in out-NAME.
+run_vm()
+{
+	local name=$1 kernel=$2 append=$3
+	shift 3
+	if ! "$vm" --kernel "$kernel" --smp 1 ${append:+--append "$append"} \
+		--results "$results/vm-$name" --timeout 1800 \
+		--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so,kernel=on" \
+		--qemu-arg -d --qemu-arg plugin \
+		--qemu-arg -D --qemu-arg "$results/plugin-$name" \
+		-- bash "$results/guest.sh" "$@" >"$results/out-$name" \
+		2>"$results/err-$name"; then
+		echo "bench: the $name VM failed; see $results/err-$name" >&2
+		cat "$results/err-$name" >&2
+		exit 1
+	fi
+}
+
+# Ours with PTI; stock with PTI for perf's branches, and without for its
+# intel_bts, which stock does not register with PTI.
+run_vm ours "$kernel" "" bts-dump perf tracer intel_bts
+run_vm stock "$stock" "" perf
+run_vm stock-nopti "$stock" nopti intel_bts
 
 python3 - "$results" "$iters" "$((SECONDS - start))" <<'EOF' | tee "$results/report"
 import re, sys
 
 results, iters, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+PATTERNS = {
+    "bts-dump": r"bts-dump (\d+) .*branches=(\d+)",
+    "perf": r"perf (\d+) samples=(\d+)",
+    "intel_bts": r"intel_bts (\d+) records=(\d+)",
+    "tracer": r"tracer (\d+) branches=(\d+) overrun=\d+",
+}
 
 
-def run(suffix, cases):
+def run(name, cases):
     """Kernel instructions and records per (case, iterations) of one VM."""
-    plugin, out = f"{results}/plugin{suffix}", f"{results}/out{suffix}"
+    plugin, out = f"{results}/plugin-{name}", f"{results}/out-{name}"
     regions = [int(m[1]) for m in
                re.finditer(r"region 1 insns=(\d+)", open(plugin).read())]
+    cases = ("none",) + cases
     if len(regions) != 2 * len(cases):
         sys.exit(f"bench: {len(regions)} regions in {plugin}, "
                  f"want {2 * len(cases)}")
@@ -161,45 +203,47 @@ def run(suffix, cases):
     for i, n in enumerate((iters, 1)):
         for j, case in enumerate(cases):
             kins[case, n] = regions[len(cases) * i + j]
+    text = open(out).read()
+    m = re.search(r"tracer \d+ branches=\d+ overrun=([1-9]\d*)", text)
+    if m:
+        sys.exit(f"bench: the ftrace buffer overran: {m[0]}")
     recs = {}
-    for l in open(out):
-        m = re.match(r"bts-dump (\d+) .*branches=(\d+)", l)
-        if m:
-            recs["bts-dump", int(m[1])] = int(m[2])
-        m = re.match(r"perf (\d+) samples=(\d+)", l)
-        if m:
-            recs["perf", int(m[1])] = int(m[2])
-        m = re.match(r"tracer (\d+) branches=(\d+) overrun=(\d+)", l)
-        if m:
-            recs["tracer", int(m[1])] = int(m[2])
-            if m[3] != "0":
-                sys.exit(f"bench: the ftrace buffer overran: {l.strip()}")
+    for case in cases[1:]:
+        for m in re.finditer(PATTERNS[case], text):
+            recs[case, int(m[1])] = int(m[2])
     if len(recs) != 2 * (len(cases) - 1):
         sys.exit(f"bench: record counts missing in {out}")
-    return kins, recs
+    return cases, kins, recs
 
 
 print(f"guest kernel instructions per user branch record delivered"
       f" (workload: {iters} iterations)")
-print(f"{'tracer':<12} {'records':>9} {'kernel insns':>14} {'+ over none':>14}"
-      f" {'per record':>11} {'marginal':>9}")
+print(f"{'kernel':<12} {'tracer':<10} {'records':>9} {'kernel insns':>14}"
+      f" {'+ over none':>14} {'per record':>11} {'marginal':>9}")
 per = {}
-for suffix, cases in (("", ("none", "bts-dump", "perf", "tracer")),
-                      ("-stock", ("none", "perf"))):
-    kins, recs = run(suffix, cases)
+for name, cases in (("ours", ("bts-dump", "perf", "tracer", "intel_bts")),
+                    ("stock", ("perf",)), ("stock-nopti", ("intel_bts",))):
+    cases, kins, recs = run(name, cases)
     for case in cases[1:]:
         r = recs[case, iters]
         extra = kins[case, iters] - kins["none", iters]
         marg = ((kins[case, iters] - kins[case, 1]) -
                 (kins["none", iters] - kins["none", 1])) / (r - recs[case, 1])
-        per[case + suffix] = marg
-        print(f"{case + suffix:<12} {r:>9} {kins[case, iters]:>14} {extra:>14}"
-              f" {extra / r:>11.1f} {marg:>9.1f}")
-    print(f"{'none' + suffix:<12} {'':>9} {kins['none', iters]:>14}")
-print(f"bts-dump / perf, marginal: {per['bts-dump'] / per['perf']:.3f}; "
-      f"perf on ours / on stock: {per['perf'] / per['perf-stock']:.3f} ({secs} s)")
-print(f"bench: delivery_cost iters={iters} bts_dump={per['bts-dump']:.1f}"
-      f" perf={per['perf']:.1f} ratio={per['bts-dump'] / per['perf']:.3f}"
-      f" tracer={per['tracer']:.1f} perf_stock={per['perf-stock']:.1f}"
-      f" perf_vs_stock={per['perf'] / per['perf-stock']:.3f}")
+        per[name, case] = marg
+        print(f"{name:<12} {case:<10} {r:>9} {kins[case, iters]:>14}"
+              f" {extra:>14} {extra / r:>11.1f} {marg:>9.1f}")
+    print(f"{name:<12} {'none':<10} {'':>9} {kins['none', iters]:>14}")
+dump_perf = per["ours", "bts-dump"] / per["ours", "perf"]
+perf = per["ours", "perf"] / per["stock", "perf"]
+bts = per["ours", "intel_bts"] / per["stock-nopti", "intel_bts"]
+print(f"marginal: bts-dump / perf {dump_perf:.3f}; perf, ours / stock"
+      f" {perf:.3f}; intel_bts, ours (PTI, copied) / stock (nopti, zero-copy)"
+      f" {bts:.3f} ({secs} s)")
+print(f"bench: delivery_cost iters={iters}"
+      f" bts_dump={per['ours', 'bts-dump']:.1f} perf={per['ours', 'perf']:.1f}"
+      f" ratio={dump_perf:.3f} tracer={per['ours', 'tracer']:.1f}"
+      f" perf_stock={per['stock', 'perf']:.1f} perf_vs_stock={perf:.3f}"
+      f" intel_bts={per['ours', 'intel_bts']:.1f}"
+      f" intel_bts_stock={per['stock-nopti', 'intel_bts']:.1f}"
+      f" intel_bts_vs_stock={bts:.3f}")
 EOF

@@ -1695,9 +1695,10 @@ static bool ds_consumer_local(const struct ds_consumer *c)
  * follows something else's schedule, as perf's pmu::del() and
  * pmu::stop() do.  Records staged before the call reach the stream; none
  * after.  A user-only stream then ends with current's stretch in the
- * kernel, resuming nowhere (to is 0), as one that stopped in the kernel.  No other CPU produces for @c meanwhile (a task's records are
- * produced where it runs, and drained when it leaves), so a continuous
- * stream's owed loss record is written at once.
+ * kernel, resuming nowhere (to is 0), as one that stopped in the kernel.
+ * No other CPU produces for @c meanwhile (a task's records are produced
+ * where it runs, and drained when it leaves), so a continuous stream's
+ * owed loss record is written at once.
  *
  * Context: interrupts off, not NMI; on @c's CPU, or with @c's task current.
  */
