@@ -4,7 +4,7 @@
 
   compare.py oracle ORACLE --binary PROG [--expect SPEC ...]
   compare.py trace ORACLE TRACE --binary PROG [--kernel-to ok|zero|fail]
-                    [--after-exec]
+                    [--after-exec] [--tail MIN]
   compare.py gdb GDB_OUTPUT EXPECTED [GDB_ERRORS]
 
 oracle: ORACLE is oracle.txt ("FROM TO MNEMONIC" lines, '#' notes).  It
@@ -25,7 +25,9 @@ does (intel_bts on the DS layer zeroes the kernel end).  With --after-exec, the 
 branches the process ran before it executed PROG (a child that perf
 followed from its fork; perf gives its samples the time they were
 delivered, which may be after the exec): leading records from outside
-PROG are left out, and counted.
+PROG are left out, and counted.  With --tail MIN, the trace is the end of
+a ring that wrapped (perf's snapshot mode): its user->user records must
+be the oracle's last ones, at least MIN and fewer than the oracle has.
 
 gdb: GDB_OUTPUT holds `record function-call-history /c` lines
 ("N<TAB><indent>FUNC"); EXPECTED has one "<indent>FUNC" per line.  The
@@ -195,6 +197,13 @@ def cmd_trace(args):
                  "address, first: " + show(sym, kaddr[0]))
             ok = False
 
+    if args.tail is not None:
+        diag(f"the ring's {len(user)} user->user records against the "
+             f"oracle's last {len(user)} of {len(oracle)}")
+        if not args.tail <= len(user) < len(oracle):
+            diag(f"not a wrapped ring of at least {args.tail} records")
+            ok = False
+        oracle = oracle[len(oracle) - len(user):]
     n = min(len(oracle), len(user))
     first = next((i for i in range(n)
                   if oracle[i][:2] != user[i][:2]), None)
@@ -277,6 +286,7 @@ def main():
     t.add_argument("--kernel-to", choices=["ok", "zero", "fail"],
                    default="ok")
     t.add_argument("--after-exec", action="store_true")
+    t.add_argument("--tail", type=int)
     g = sub.add_parser("gdb")
     g.add_argument("gdb")
     g.add_argument("expected")

@@ -14,6 +14,8 @@
 #   gdb       gdb record btrace bts, function-call-history /c -> gdb.txt
 #   snapshot  perf record -Se -e intel_bts//u (snapshot mode, one
 #             snapshot at the end)  -> snapshot.data
+#   snapwrap  the same with a 64 KB ring, which the run wraps
+#                                   -> snapwrap.data
 #   together  perf's branches:u -c 1 and bts-dump trace PROG at once, the
 #             bts tracer recording every CPU meanwhile
 #                                  -> together.data, together.raw, .trace
@@ -136,6 +138,7 @@ bts_args=(-N -B --per-thread -e intel_bts//u -m ,1024)
 # Snapshot mode: the AUX buffer a ring the kernel keeps writing, copied
 # by perf when asked, here once at the end (e); 4 MB holds every branch.
 snapshot_args=(-N -B --per-thread -e intel_bts//u -m ,1024 -Se)
+snapwrap_args=(-N -B --per-thread -e intel_bts//u -m ,16 -Se)
 
 for tool in "$@"; do
 	case $tool in
@@ -173,6 +176,11 @@ for tool in "$@"; do
 		capture_env "$out/snapshot.env" "${snapshot_args[@]}"
 		run_tool snapshot "${perf_run[@]}" perf record \
 			"${snapshot_args[@]}" -o "$out/snapshot.data" -- "$prog"
+		;;
+	snapwrap)
+		capture_env "$out/snapwrap.env" "${snapwrap_args[@]}"
+		run_tool snapwrap "${perf_run[@]}" perf record \
+			"${snapwrap_args[@]}" -o "$out/snapwrap.data" -- "$prog"
 		;;
 	together)
 		# Three consumers of the DS layer that know nothing of each
