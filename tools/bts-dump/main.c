@@ -671,7 +671,7 @@ static void attach_error(int e, pid_t tid, const char *what)
 			warnx(EPERM_PTRACE_SCOPE, what);
 		break;
 	case EBUSY:
-		warnx("BTS is in use (perf?); try again later");
+		warnx("the thread is traced by as many others as the kernel allows; try again later");
 		break;
 	case EINVAL:
 		warnx(BTS_DEV " rejected the trace settings (is the kernel older than bts-dump?)");

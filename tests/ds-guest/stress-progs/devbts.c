@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 	srand(getpid());
 	for (nr = 0; time(NULL) < end; nr++)
 		run(argv + 2, nr);
-	printf("%u traces (read to the end %lu, detached %lu, closed early %lu, perf busy %lu), %lu threads, %lu records\n",
+	printf("%u traces (read to the end %lu, detached %lu, closed early %lu, busy %lu), %lu threads, %lu records\n",
 	       nr, runs[READ_ALL], runs[DETACH], runs[CLOSE], busy, threads,
 	       records);
 	return 0;
