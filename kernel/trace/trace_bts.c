@@ -92,13 +92,17 @@ static struct tracer_flags trace_bts_flags = {
 #define TRACE_BTS_CHUNK_RECORDS		32
 
 /*
- * A continuous recorder's stream takes a drain of the staging buffer
- * (about 2,700 records) at once, while its overflow callback may not have
- * run since the last: it holds at least this many records, whatever N, and
- * the callback is called at a quarter of it (or at TRACE_BTS_WAKEUP_MAX,
- * so that it moves about that many with interrupts off, whatever N).
+ * A continuous recorder's stream takes what its CPU produces while the
+ * overflow callback, an interrupt, cannot run: a drain of the staging
+ * buffer (about 2,700 records) at once, and more with interrupts off.  A
+ * CPU spinning on a lock with interrupts off, while the holder's CPU
+ * drains its own records in an NMI, makes a record a loop: 10,000 to
+ * 17,000 of them were seen in the VM before the callback ran.  The stream
+ * holds at least this many records, whatever N, and the callback is called
+ * at a quarter of it (or at TRACE_BTS_WAKEUP_MAX, so that it moves about
+ * that many with interrupts off, whatever N).
  */
-#define TRACE_BTS_STREAM_MIN		8192
+#define TRACE_BTS_STREAM_MIN		32768
 #define TRACE_BTS_WAKEUP_MAX		512
 
 /**
