@@ -68,6 +68,7 @@ struct mapping {
 	bool resolved;
 	char *path;
 	struct module *mod;
+	u64 bias;		/* of @mod's load, where @mod is set */
 };
 
 struct mapset {
@@ -156,6 +157,8 @@ void proc_trace_gap(struct syms *st, struct proc *p);
 const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 				  u64 addr);
 const struct insn *proc_insn(struct syms *st, struct proc *p, u64 addr);
+bool proc_insn_kind(struct syms *st, struct proc *p, u64 addr,
+		    enum insn_kind *kind, unsigned int *len);
 
 /* print.c: the sink that decodes and prints */
 enum format {
@@ -191,6 +194,14 @@ extern const char *const syscalls_64[];
 extern const unsigned int nr_syscalls_64;
 extern const char *const syscalls_32[];
 extern const unsigned int nr_syscalls_32;
+
+/* symtab.c: a module's symbols, sorted */
+struct Dwfl_Module;
+struct symtab;
+
+struct symtab *symtab_read(struct Dwfl_Module *mod);
+const char *symtab_find(const struct symtab *t, u64 addr, u64 *off);
+void symtab_free(struct symtab *t);
 
 /* util.c */
 void *xmalloc(size_t n);

@@ -5,11 +5,14 @@
  *
  * Each process has a mapping set (maps.c).  An executable mapping of an
  * ELF file, or of a memory image the trace carries (the vDSO), is a load
- * of a module at some bias; a module gets a Dwfl of its own, so modules
- * can come and go and overlap across processes and snapshots without
- * libdwfl having to agree.  Modules and files are shared by every process
- * and live as long as the symbol table, so the strings and code they hand
- * out stay valid.  Files named by a raw file may be anything: only
+ * of the file's module at some bias.  A file has one module, reported to
+ * a Dwfl of its own at bias 0 and looked up at the address less the
+ * mapping's bias, whatever process maps it where: a libc loaded by 3,000
+ * processes at 3,000 addresses is read once.  A module remembers what it
+ * said about each address (its symbol, sorted by symtab.c, and its source
+ * line).  Memory images with the same bytes are one file.  Modules and
+ * files live as long as the symbol table, so the strings and code they
+ * hand out stay valid.  Files named by a raw file may be anything: only
  * regular files that can be mapped are read.
  */
 #define _GNU_SOURCE
@@ -25,9 +28,8 @@
 #include "bts-dump.h"
 
 #define PROC_HASH	1024
-#define ADDR_CACHE	16384
+#define FILE_HASH	1024
 #define INSN_CACHE	4096
-#define NAME_HASH	256
 /* PLT entries are 16 bytes, in the order of their .rel(a).plt relocations. */
 #define PLT_ENTRY	16
 
@@ -41,6 +43,7 @@ struct elf_file {
 	bool usable;		/* an x86 ELF executable or shared object */
 	bool is64;
 	bool exec;		/* ET_EXEC: loaded where it was linked */
+	u64 hash;		/* of the path, or of a memory image's bytes */
 	GElf_Phdr *loads;
 	size_t nloads;
 	/* "puts@plt" for each entry of [plt_start, plt_end), if named */
@@ -48,15 +51,39 @@ struct elf_file {
 	u64 plt_end;
 	char **plt_names;
 	size_t nplt;
-	struct elf_file *next;
+	struct module *mod;	/* NULL until an address in it is looked up */
+	struct elf_file *next;	/* all files */
+	struct elf_file *hnext;	/* same hash bucket */
+};
+
+enum memo_insn {
+	MEMO_INSN_UNASKED,
+	MEMO_INSN_DECODED,
+	MEMO_INSN_NONE,		/* no instruction there that decodes */
+};
+
+/* What a module says about an address of it (bias 0). */
+struct addr_memo {
+	u64 addr;
+	const char *sym;
+	u64 sym_off;
+	const char *src;
+	int line;
+	/* the instruction there, once proc_insn_kind() asked */
+	u8 insn;		/* enum memo_insn */
+	u8 insn_len;
+	u8 insn_kind;		/* enum insn_kind */
 };
 
 struct module {
 	struct elf_file *file;
-	u64 bias;
 	Dwfl *dwfl;
 	Dwfl_Module *dwmod;
-	struct module *next;
+	struct symtab *symtab;
+	/* open addressing; an unused slot's @sym is MEMO_FREE */
+	struct addr_memo *memo;
+	size_t memo_size;
+	size_t memo_used;
 };
 
 struct image {
@@ -81,13 +108,6 @@ struct proc {
 	struct proc *next;
 };
 
-struct addr_slot {
-	const struct proc *proc;
-	unsigned int gen;
-	u64 addr;
-	struct addr_info ai;
-};
-
 struct insn_slot {
 	const struct elf_file *file;
 	u64 addr;
@@ -96,21 +116,16 @@ struct insn_slot {
 	struct insn insn;
 };
 
-/* A symbol name without its version, for as long as the symbol table. */
-struct cut_name {
-	const char *name;
-	char *cut;
-	struct cut_name *next;
-};
-
 struct syms {
 	struct proc *procs[PROC_HASH];
-	struct cut_name *names[NAME_HASH];
 	struct elf_file *files;
-	struct module *mods;
-	struct addr_slot *addr_cache;
+	struct elf_file *file_hash[FILE_HASH];
+	struct addr_info ai;	/* what proc_addr() returned last */
 	struct insn_slot *insn_cache;
 };
+
+/* Not a name: a memo slot in no use. */
+static const char MEMO_FREE[] = "";
 
 static char *debuginfo_path;
 
@@ -132,9 +147,7 @@ struct syms *syms_new(void)
 void syms_free(struct syms *st)
 {
 	struct elf_file *f, *fn;
-	struct module *m, *mn;
 	struct image *i, *in;
-	struct cut_name *c, *cn;
 	struct proc *p, *pn;
 	size_t b;
 
@@ -149,14 +162,15 @@ void syms_free(struct syms *st)
 			free(p);
 		}
 	}
-	for (m = st->mods; m; m = mn) {
-		mn = m->next;
-		if (m->dwfl)
-			dwfl_end(m->dwfl);
-		free(m);
-	}
 	for (f = st->files; f; f = fn) {
 		fn = f->next;
+		if (f->mod) {
+			symtab_free(f->mod->symtab);
+			if (f->mod->dwfl)
+				dwfl_end(f->mod->dwfl);
+			free(f->mod->memo);
+			free(f->mod);
+		}
 		if (f->mapped)
 			munmap(f->data, f->size);
 		else
@@ -168,14 +182,6 @@ void syms_free(struct syms *st)
 		free(f->path);
 		free(f);
 	}
-	for (b = 0; b < NAME_HASH; b++) {
-		for (c = st->names[b]; c; c = cn) {
-			cn = c->next;
-			free(c->cut);
-			free(c);
-		}
-	}
-	free(st->addr_cache);
 	free(st->insn_cache);
 	free(st);
 }
@@ -411,28 +417,44 @@ out:
 	elf_end(e);
 }
 
-static struct elf_file *file_new(struct syms *st, const char *path)
+/* FNV-1a */
+static u64 hash_bytes(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	u64 h = 0xcbf29ce484222325ULL;
+
+	while (len--)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+static struct elf_file *file_new(struct syms *st, const char *path, u64 hash)
 {
 	struct elf_file *f = xcalloc(1, sizeof(*f));
+	struct elf_file **bucket = &st->file_hash[hash % FILE_HASH];
 
 	f->path = xstrdup(path);
 	f->name = base_name(f->path);
+	f->hash = hash;
 	f->next = st->files;
 	st->files = f;
+	f->hnext = *bucket;
+	*bucket = f;
 	return f;
 }
 
 static struct elf_file *file_open(struct syms *st, const char *path)
 {
+	u64 hash = hash_bytes(path, strlen(path));
 	struct elf_file *f;
 	struct stat sb;
 	void *data;
 	int fd;
 
-	for (f = st->files; f; f = f->next)
-		if (f->mapped && !strcmp(f->path, path))
+	for (f = st->file_hash[hash % FILE_HASH]; f; f = f->hnext)
+		if (f->mapped && f->hash == hash && !strcmp(f->path, path))
 			return f;
-	f = file_new(st, path);
+	f = file_new(st, path, hash);
 	f->mapped = true;
 	/* Not a FIFO or a device: a raw file may name anything. */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -454,17 +476,32 @@ static struct elf_file *file_open(struct syms *st, const char *path)
 	return f;
 }
 
-void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
-		     const void *data, size_t len)
+/* The file of a memory image: one for all images with the same bytes. */
+static struct elf_file *image_file(struct syms *st, const void *data,
+				   size_t len)
 {
-	struct image *i = xcalloc(1, sizeof(*i));
-	struct elf_file *f = file_new(st, "[memory]");
-	size_t k;
+	u64 hash = hash_bytes(data, len);
+	struct elf_file *f;
 
+	for (f = st->file_hash[hash % FILE_HASH]; f; f = f->hnext)
+		if (!f->mapped && f->hash == hash && f->size == len &&
+		    !memcmp(f->data, data, len))
+			return f;
+	f = file_new(st, "[memory]", hash);
 	f->data = xmalloc(len);
 	memcpy(f->data, data, len);
 	f->size = len;
 	file_parse(f);
+	return f;
+}
+
+void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
+		     const void *data, size_t len)
+{
+	struct image *i = xcalloc(1, sizeof(*i));
+	struct elf_file *f = image_file(st, data, len);
+	size_t k;
+
 	i->addr = addr;
 	i->file = f;
 	i->next = p->images;
@@ -545,20 +582,17 @@ static int image_fd(const struct elf_file *f)
 	return fd;
 }
 
-static struct module *module_get(struct syms *st, struct elf_file *f,
-				 u64 bias, const char *name)
+/* @f's module, made on first use: @name is how a mapping names @f. */
+static struct module *module_get(struct elf_file *f, const char *name)
 {
-	struct module *m;
+	struct module *m = f->mod;
 	int fd = -1;
 
-	for (m = st->mods; m; m = m->next)
-		if (m->file == f && m->bias == bias)
-			return m;
+	if (m)
+		return m;
 	m = xcalloc(1, sizeof(*m));
 	m->file = f;
-	m->bias = bias;
-	m->next = st->mods;
-	st->mods = m;
+	f->mod = m;
 
 	if (!f->mapped) {
 		fd = image_fd(f);
@@ -574,7 +608,7 @@ static struct module *module_get(struct syms *st, struct elf_file *f,
 	dwfl_report_begin(m->dwfl);
 	/* libdwfl takes @fd, and closes it when it cannot use it. */
 	m->dwmod = dwfl_report_elf(m->dwfl, name, f->mapped ? f->path : name,
-				   fd, bias, true);
+				   fd, 0, true);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	return m;
 }
@@ -632,7 +666,8 @@ static struct module *resolve(struct syms *st, struct proc *p,
 	}
 	if (!f || !f->usable || !load_bias(f, map, &bias))
 		return NULL;
-	map->mod = module_get(st, f, bias, map->path);
+	map->bias = bias;
+	map->mod = module_get(f, map->path);
 	return map->mod;
 }
 
@@ -648,83 +683,96 @@ static size_t hash(const void *ptr, u64 addr, size_t size)
 	return (h >> 32) & (size - 1);
 }
 
-/* "memcpy@@GLIBC_2.14": the version is noise here. */
-static const char *cut_version(struct syms *st, const char *name)
+static struct addr_memo *memo_slot(struct addr_memo *memo, size_t size,
+				   u64 addr)
 {
-	const char *at = strchr(name + 1, '@');
-	struct cut_name **head, *c;
+	size_t i = hash(NULL, addr, size);
 
-	if (!at)
-		return name;
-	head = &st->names[hash(name, 0, NAME_HASH)];
-	for (c = *head; c; c = c->next)
-		if (c->name == name)
-			return c->cut;
-	c = xmalloc(sizeof(*c));
-	c->name = name;
-	c->cut = xstrndup(name, at - name);
-	c->next = *head;
-	*head = c;
-	return c->cut;
+	while (memo[i].sym != MEMO_FREE && memo[i].addr != addr)
+		i = (i + 1) & (size - 1);
+	return &memo[i];
 }
 
+/* Half full at most: twice the size when it would be more. */
+static void memo_grow(struct module *m)
+{
+	struct addr_memo *old = m->memo;
+	size_t i, old_size = m->memo_size;
+
+	m->memo_size = old_size ? 2 * old_size : 1024;
+	m->memo = xmalloc(m->memo_size * sizeof(*m->memo));
+	for (i = 0; i < m->memo_size; i++)
+		m->memo[i].sym = MEMO_FREE;
+	for (i = 0; i < old_size; i++)
+		if (old[i].sym != MEMO_FREE)
+			*memo_slot(m->memo, m->memo_size, old[i].addr) = old[i];
+	free(old);
+}
+
+/* What @m says about its address @addr (bias 0), asked once. */
+static struct addr_memo *module_addr(struct module *m, u64 addr)
+{
+	struct addr_memo *am;
+	Dwfl_Line *line;
+	const char *src;
+	int lineno;
+
+	if (2 * (m->memo_used + 1) > m->memo_size)
+		memo_grow(m);
+	am = memo_slot(m->memo, m->memo_size, addr);
+	if (am->sym != MEMO_FREE)
+		return am;
+	m->memo_used++;
+	*am = (struct addr_memo) { .addr = addr };
+	if (!m->symtab)
+		m->symtab = symtab_read(m->dwmod);
+	am->sym = symtab_find(m->symtab, addr, &am->sym_off);
+	if (!am->sym && addr >= m->file->plt_start && addr < m->file->plt_end) {
+		am->sym_off = addr - m->file->plt_start;
+		am->sym = m->file->plt_names[am->sym_off / PLT_ENTRY];
+		am->sym_off %= PLT_ENTRY;
+	}
+	line = m->dwmod ? dwfl_module_getsrc(m->dwmod, addr) : NULL;
+	src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) :
+		     NULL;
+	if (src && lineno > 0) {
+		am->src = base_name(src);
+		am->line = lineno;
+	}
+	return am;
+}
+
+/* The pointer is valid until the next call. */
 const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 				  u64 addr)
 {
-	struct addr_slot *s;
-	struct addr_info *ai;
+	struct addr_info *ai = &st->ai;
+	const struct addr_memo *am;
 	struct mapping *map;
 	struct module *m;
-	const char *name, *src;
-	Dwfl_Line *line;
-	GElf_Off off;
-	GElf_Sym sym;
-	int lineno;
 
-	/* Allocated on first use: a file may hold no records at all. */
-	if (!st->addr_cache)
-		st->addr_cache = xcalloc(ADDR_CACHE, sizeof(*st->addr_cache));
-	s = &st->addr_cache[hash(p, addr, ADDR_CACHE)];
-	ai = &s->ai;
-	if (s->proc == p && s->gen == p->gen && s->addr == addr)
-		return ai;
-	s->proc = p;
-	s->gen = p->gen;
-	s->addr = addr;
 	memset(ai, 0, sizeof(*ai));
 	map = find(p, addr);
 	if (!map)
 		return ai;
 	m = resolve(st, p, map);
-	if (m) {
-		ai->mod = m->file->mapped ? m->file->name : base_name(map->path);
-		ai->mod_off = addr - m->bias;
-	} else if (map->path[0]) {
-		ai->mod = base_name(map->path);
-		ai->mod_off = addr - map->start +
-			      (map->path[0] == '/' ? map->offset : 0);
-	}
-	if (!m || !m->dwmod)
-		return ai;
-	name = dwfl_module_addrinfo(m->dwmod, addr, &off, &sym, NULL, NULL,
-				    NULL);
-	if (name && name[0]) {
-		ai->sym = cut_version(st, name);
-		ai->sym_off = off;
-	} else if (addr - m->bias >= m->file->plt_start &&
-		   addr - m->bias < m->file->plt_end) {
-		off = addr - m->bias - m->file->plt_start;
-		ai->sym = m->file->plt_names[off / PLT_ENTRY];
-		ai->sym_off = off % PLT_ENTRY;
-	}
-	line = dwfl_module_getsrc(m->dwmod, addr);
-	if (line) {
-		src = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-		if (src && lineno > 0) {
-			ai->src = base_name(src);
-			ai->line = lineno;
+	if (!m) {
+		if (map->path[0]) {
+			ai->mod = base_name(map->path);
+			ai->mod_off = addr - map->start +
+				      (map->path[0] == '/' ? map->offset : 0);
 		}
+		return ai;
 	}
+	ai->mod = m->file->mapped ? m->file->name : base_name(map->path);
+	ai->mod_off = addr - map->bias;
+	if (!m->dwmod)
+		return ai;
+	am = module_addr(m, addr - map->bias);
+	ai->sym = am->sym;
+	ai->sym_off = am->sym_off;
+	ai->src = am->src;
+	ai->line = am->line;
 	return ai;
 }
 
@@ -741,7 +789,7 @@ static const unsigned char *code_at(struct syms *st, struct proc *p,
 	m = map ? resolve(st, p, map) : NULL;
 	if (!m)
 		return NULL;
-	vaddr = addr - m->bias;
+	vaddr = addr - map->bias;
 	for (i = 0; i < m->file->nloads; i++) {
 		ph = &m->file->loads[i];
 		if (vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
@@ -753,6 +801,48 @@ static const unsigned char *code_at(struct syms *st, struct proc *p,
 		return m->file->data + off;
 	}
 	return NULL;
+}
+
+/**
+ * proc_insn_kind() - what the instruction at an address of a process is
+ * @st: the symbol table
+ * @p: the process
+ * @addr: the address
+ * @kind: set to the instruction's kind
+ * @len: set to its length
+ *
+ * What a branch's source needs, remembered by the module: a trace decodes
+ * the same branches over and over.
+ *
+ * Return: whether there is an instruction at @addr that decodes.
+ */
+bool proc_insn_kind(struct syms *st, struct proc *p, u64 addr,
+		    enum insn_kind *kind, unsigned int *len)
+{
+	struct mapping *map = find(p, addr);
+	struct module *m = map ? resolve(st, p, map) : NULL;
+	const struct insn *in;
+	struct addr_memo *am;
+
+	if (!m || !m->dwmod)
+		goto uncached;
+	am = module_addr(m, addr - map->bias);
+	if (am->insn == MEMO_INSN_UNASKED) {
+		in = proc_insn(st, p, addr);
+		am->insn = in ? MEMO_INSN_DECODED : MEMO_INSN_NONE;
+		am->insn_len = in ? in->len : 0;
+		am->insn_kind = in ? in->kind : 0;
+	}
+	*kind = am->insn_kind;
+	*len = am->insn_len;
+	return am->insn == MEMO_INSN_DECODED;
+uncached:
+	in = proc_insn(st, p, addr);
+	if (!in)
+		return false;
+	*kind = in->kind;
+	*len = in->len;
+	return true;
 }
 
 /* The pointer is valid until the next call. */

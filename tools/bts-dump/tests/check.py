@@ -756,7 +756,32 @@ def test_usage():
         "bad options: usage error, exit 2", p.stderr + p2.stderr + p3.stderr)
 
 
-for t in (test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
+def test_symtab():
+    """symtab.c against libdwfl's dwfl_module_addrinfo(), address by address"""
+    check = os.path.join(WORK, "symtab-check")
+    libc = subprocess.run(["gcc", "-print-file-name=libc.so.6"],
+                          capture_output=True, text=True).stdout.strip()
+    ldso = "/lib64/ld-linux-x86-64.so.2"
+    # Every address of the small files; every 61st of libc, whose every
+    # address libdwfl takes minutes to look up (a scan each).
+    files = [(PROG, 1), (PROG_PIE, 1), (PROG32, 1), (BTS_DUMP, 1),
+             (os.path.realpath(ldso), 1), (os.path.realpath(libc), 61)]
+    out, ok = "", True
+    for path, step in files:
+        p = subprocess.run([check, path, str(step)], capture_output=True,
+                           text=True)
+        out += p.stdout + p.stderr
+        ok = ok and p.returncode == 0 and " 0 disagree" in p.stdout
+    tap(ok, "symbols: the sorted table names every address as libdwfl "
+        "does (test programs, bts-dump, ld.so, libc)", out)
+    p = subprocess.run([check, PROG, "1", "1"], capture_output=True,
+                       text=True)
+    tap(p.returncode == 1 and " 0 disagree" not in p.stdout,
+        "self-test: with one answer in 1000 off by a byte, the comparison "
+        "fails", p.stdout)
+
+
+for t in (test_symtab, test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_markers, test_event_formats, test_trigger,
           test_map_records, test_bad_input, test_usage):
