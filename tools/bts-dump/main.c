@@ -108,7 +108,7 @@ static void print_usage(FILE *f)
 		"usage: bts-dump [options] [--] CMD [ARG...]\n"
 		"       bts-dump [options] -p PID\n"
 		"       bts-dump -i FILE [--format=text|jsonl] [--calls|--insn]\n"
-		"                [--show-maps]\n"
+		"                [--show-maps] [--progress]\n"
 		"\n"
 		"Trace every user-mode branch of CMD (and of the threads and processes it\n"
 		"creates), or of the running process PID, through /dev/bts, and print the\n"
@@ -169,7 +169,7 @@ static u32 parse_u32(const char *s, const char *what, u32 max)
 }
 
 /* parse_opts()'s messages for options that do not go together */
-#define TRACING_OPTS_WITH_INPUT		"--lossy, --size, --ring, --no-inherit, --markers and --progress are for tracing, not -i"
+#define TRACING_OPTS_WITH_INPUT		"--lossy, --size, --ring, --no-inherit and --markers are for tracing, not -i"
 #define RING_WITH_CONTINUOUS_OPTS	"--ring keeps the last N records: --lossy and --size are for continuous traces"
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -266,7 +266,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_PROGRESS:
 			o->progress = true;
-			tracing_opt = true;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -290,7 +289,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	/* -i --trigger=GLOB --ring N: the windows of a recorded trace. */
 	if (o->input && o->print.trigger && o->ring)
 		tracing_opt = o->lossy || o->size || o->no_inherit ||
-			      o->progress || o->markers;
+			      o->markers;
 	if (o->input && tracing_opt)
 		bad_usage(TRACING_OPTS_WITH_INPUT);
 	if (o->input && o->print.format == FORMAT_RAW)
@@ -334,9 +333,98 @@ static int report_exit(const char *cmd, int status)
 	return 1;
 }
 
+/*
+ * -i with --progress: how far into the file the printer is, every second,
+ * for a file that takes minutes.  Only records come often enough to look
+ * at the clock; the rest goes straight through.
+ */
+struct file_progress {
+	struct sink sink;
+	struct sink *next;
+	FILE *in;
+	const char *name;
+	off_t size;
+	u64 records;
+	time_t shown;		/* the second of the last report, or the start */
+	bool reported;
+};
+
+static void file_progress_show(struct file_progress *fp, bool last)
+{
+	bool tty = isatty(STDERR_FILENO);
+	off_t at = ftello(fp->in);
+
+	fprintf(stderr, "%sbts-dump: %llu records", tty ? "\r" : "",
+		(unsigned long long)fp->records);
+	if (fp->size > 0 && at >= 0)
+		fprintf(stderr, ", %lld%% of %s", (long long)(100 * at / fp->size),
+			fp->name);
+	fputs(tty && !last ? "\033[K" : "\n", stderr);
+	fp->reported = true;
+}
+
+static int fp_records(struct sink *s, u32 stream, const struct bts_record *r,
+		      size_t n)
+{
+	struct file_progress *fp = (struct file_progress *)s;
+	struct timespec now;
+
+	fp->records += n;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (now.tv_sec != fp->shown) {
+		fp->shown = now.tv_sec;
+		file_progress_show(fp, false);
+	}
+	return fp->next->records(fp->next, stream, r, n);
+}
+
+static int fp_maps(struct sink *s, u32 pid, u32 ppid, const char *text,
+		   size_t len)
+{
+	struct sink *next = ((struct file_progress *)s)->next;
+
+	return next->maps(next, pid, ppid, text, len);
+}
+
+static int fp_memory(struct sink *s, u32 pid, u64 addr, const void *data,
+		     size_t len)
+{
+	struct sink *next = ((struct file_progress *)s)->next;
+
+	return next->memory(next, pid, addr, data, len);
+}
+
+static int fp_exit(struct sink *s, u32 pid, int status, const char *cmd,
+		   size_t len)
+{
+	struct sink *next = ((struct file_progress *)s)->next;
+
+	return next->exit(next, pid, status, cmd, len);
+}
+
+static int fp_event_format(struct sink *s, u32 id, u32 gen,
+			   const char *text, size_t len)
+{
+	struct sink *next = ((struct file_progress *)s)->next;
+
+	return next->event_format(next, id, gen, text, len);
+}
+
 static int print_file(const struct opts *o, FILE *out)
 {
+	struct file_progress fp = {
+		.sink = {
+			.records	= fp_records,
+			.maps		= fp_maps,
+			.memory		= fp_memory,
+			.exit		= fp_exit,
+			.event_format	= fp_event_format,
+		},
+		.name = o->input,
+	};
+	struct timespec start;
 	struct printer *pr;
+	struct stat sb;
 	const char *cmd;
 	FILE *in;
 	int status, ret;
@@ -349,7 +437,16 @@ static int print_file(const struct opts *o, FILE *out)
 	if (decode_init())
 		return 1;
 	pr = printer_new(out, &o->print);
-	ret = raw_read(in, o->input, printer_sink(pr)) ? 1 : 0;
+	fp.next = printer_sink(pr);
+	fp.in = in;
+	if (!fstat(fileno(in), &sb) && S_ISREG(sb.st_mode))
+		fp.size = sb.st_size;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &start);
+	fp.shown = start.tv_sec;
+	ret = raw_read(in, o->input, o->progress ? &fp.sink : fp.next) ? 1 : 0;
+	/* A file read within the second needs no report. */
+	if (fp.reported)
+		file_progress_show(&fp, true);
 	if (printer_finish(pr))
 		ret = 1;
 	if (!ret && printer_exit(pr, &status, &cmd))
@@ -1235,7 +1332,9 @@ int main(int argc, char **argv)
 	int ret;
 
 	parse_opts(argc, argv, &o);
-	if (!o.input && !o.quiet && isatty(STDERR_FILENO))
+	/* -i: not over its own output on the terminal. */
+	if (!o.quiet && isatty(STDERR_FILENO) &&
+	    (!o.input || o.output || !isatty(STDOUT_FILENO)))
 		o.progress = true;
 	if (o.quiet)
 		o.progress = false;
