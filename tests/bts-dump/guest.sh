@@ -15,7 +15,8 @@
 #   PROG/raw        bts-dump --format=raw           -> dump.raw
 #   calls/text      bts-dump (text format)          -> dump.txt
 #   threads/noinherit  bts-dump --no-inherit        -> noinherit.jsonl
-#   env/*           the environment of env(1) run plainly and by bts-dump
+#   env/*           the environment of env(1) run plainly and by bts-dump;
+#                   its trace printed to /dev/full (env/full)
 #   nobody/*        as the unprivileged user: trace calls; attach to
 #                   a process of one's own, and to one of root's
 #   abi/*           BUILD/abi (abi.c), the ABI rules of /dev/bts, as root
@@ -121,6 +122,9 @@ dir env || exit 125
 step env/plain "${run_env[@]}" /usr/bin/env -0
 step env/dump "${run_env[@]}" "$dump" -q --format=raw -o /dev/null -- \
 	/usr/bin/env -0
+# A trace that cannot be written: the printer's thread fails, and so must
+# bts-dump, saying why.
+step env/full "${run_env[@]}" "$dump" -o /dev/full -- /usr/bin/env -0
 
 # Unprivileged: trace one's own program; attach to one's own process and
 # to one of root's.

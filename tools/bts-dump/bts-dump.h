@@ -43,6 +43,13 @@ struct sink {
 			    const char *text, size_t len);
 };
 
+/* async.c: a sink called from a thread of its own */
+struct async_sink;
+
+struct async_sink *async_sink_new(struct sink *next, size_t max_bytes);
+struct sink *async_sink(struct async_sink *a);
+int async_sink_finish(struct async_sink *a);
+
 /* raw.c */
 struct raw_writer {
 	struct sink sink;

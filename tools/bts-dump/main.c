@@ -44,6 +44,12 @@
 /* The most of a vDSO kept. */
 #define MAX_VDSO	(1024U * 1024)
 #define LPROC_HASH	256
+/*
+ * What read records may wait for the printer, in bytes: a few seconds of
+ * a busy program's branches.  Past it, reading waits, and the lossless
+ * streams hold the program back.
+ */
+#define PRINT_QUEUE_BYTES	(64U << 20)
 
 struct opts {
 	const char *output;
@@ -1325,6 +1331,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
+	struct async_sink *printing = NULL;
 	struct raw_writer rw;
 	struct printer *pr = NULL;
 	struct live *lv;
@@ -1363,10 +1370,13 @@ int main(int argc, char **argv)
 		if (decode_init())
 			return 1;
 		pr = printer_new(out, &o.print);
-		lv->out = printer_sink(pr);
+		printing = async_sink_new(printer_sink(pr), PRINT_QUEUE_BYTES);
+		lv->out = async_sink(printing);
 	}
 	ret = o.cmd ? trace_cmd(lv) : trace_pid(lv);
 	if (pr) {
+		if (async_sink_finish(printing) && !ret)
+			ret = 1;
 		if (printer_finish(pr) && !ret)
 			ret = 1;
 		printer_free(pr);
