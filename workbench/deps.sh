@@ -22,6 +22,8 @@ packages=(
 	seabios qemu-system-data
 	# guest-side clients and tools: perf, gdb, symbols, instruction decode
 	linux-perf gdb elfutils libdw-dev libcapstone-dev valgrind util-linux
+	# bts-dump's C++ and Rust demangler
+	libiberty-dev
 	# the bts tracer's trace-cmd test (tests/trace-bts) and plugin
 	# (tools/tracing/bts)
 	trace-cmd libtraceevent-dev

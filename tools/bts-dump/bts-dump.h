@@ -150,7 +150,7 @@ struct addr_info {
 struct proc;
 struct syms;
 
-struct syms *syms_new(void);
+struct syms *syms_new(bool demangle);
 void syms_free(struct syms *st);
 struct proc *proc_get(struct syms *st, u32 pid);
 void proc_add_maps(struct syms *st, struct proc *p, u32 ppid,
@@ -179,6 +179,7 @@ struct print_opts {
 	bool calls;		/* --calls */
 	bool insn;		/* --insn */
 	bool show_maps;		/* --show-maps */
+	bool mangled;		/* --no-demangle */
 	/*
 	 * --trigger: at each marker of an event @trigger matches, only the
 	 * last @window lines before it
@@ -206,8 +207,8 @@ extern const unsigned int nr_syscalls_32;
 struct Dwfl_Module;
 struct symtab;
 
-struct symtab *symtab_read(struct Dwfl_Module *mod);
-const char *symtab_find(const struct symtab *t, u64 addr, u64 *off);
+struct symtab *symtab_read(struct Dwfl_Module *mod, bool demangle);
+const char *symtab_find(struct symtab *t, u64 addr, u64 *off);
 void symtab_free(struct symtab *t);
 
 /* util.c */

@@ -129,6 +129,7 @@ static void print_usage(FILE *f)
 		"      --calls         print a call tree per thread instead of branches\n"
 		"      --insn          print the instructions run between branches\n"
 		"      --show-maps     print where executable mappings came and went\n"
+		"      --no-demangle   print C++ and Rust names as the symbol tables have them\n"
 		"      --markers[=GLOB]  print the user_events the program writes whose\n"
 		"                      name GLOB matches (default all), decoded, where\n"
 		"                      it wrote them among its branches\n"
@@ -183,7 +184,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	enum {
 		OPT_FORMAT = 256, OPT_CALLS, OPT_INSN, OPT_LOSSY, OPT_SIZE,
 		OPT_RING, OPT_NO_INHERIT, OPT_PROGRESS, OPT_VERSION,
-		OPT_SHOW_MAPS, OPT_MARKERS, OPT_TRIGGER,
+		OPT_SHOW_MAPS, OPT_NO_DEMANGLE, OPT_MARKERS, OPT_TRIGGER,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -193,6 +194,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "calls", no_argument, NULL, OPT_CALLS },
 		{ "insn", no_argument, NULL, OPT_INSN },
 		{ "show-maps", no_argument, NULL, OPT_SHOW_MAPS },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "markers", optional_argument, NULL, OPT_MARKERS },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "lossy", no_argument, NULL, OPT_LOSSY },
@@ -239,6 +241,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_SHOW_MAPS:
 			o->print.show_maps = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->print.mangled = true;
 			break;
 		case OPT_MARKERS:
 			if (optarg && strlen(optarg) >= BTS_MARKERS_GLOB_MAX)

@@ -1410,7 +1410,7 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	pr->sink.event_format = p_event_format;
 	pr->out = out;
 	pr->opts = *opts;
-	pr->syms = syms_new();
+	pr->syms = syms_new(!pr->opts.mangled);
 	pr->events = events_new();
 	return pr;
 }

@@ -79,6 +79,7 @@ struct module {
 	struct elf_file *file;
 	Dwfl *dwfl;
 	Dwfl_Module *dwmod;
+	bool demangle;
 	struct symtab *symtab;
 	/* open addressing; an unused slot's @sym is MEMO_FREE */
 	struct addr_memo *memo;
@@ -121,6 +122,7 @@ struct syms {
 	struct elf_file *files;
 	struct elf_file *file_hash[FILE_HASH];
 	struct addr_info ai;	/* what proc_addr() returned last */
+	bool demangle;		/* C++ and Rust names */
 	struct insn_slot *insn_cache;
 };
 
@@ -136,10 +138,11 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-struct syms *syms_new(void)
+struct syms *syms_new(bool demangle)
 {
 	struct syms *st = xcalloc(1, sizeof(*st));
 
+	st->demangle = demangle;
 	elf_version(EV_CURRENT);
 	return st;
 }
@@ -583,7 +586,8 @@ static int image_fd(const struct elf_file *f)
 }
 
 /* @f's module, made on first use: @name is how a mapping names @f. */
-static struct module *module_get(struct elf_file *f, const char *name)
+static struct module *module_get(struct elf_file *f, const char *name,
+				 bool demangle)
 {
 	struct module *m = f->mod;
 	int fd = -1;
@@ -592,6 +596,7 @@ static struct module *module_get(struct elf_file *f, const char *name)
 		return m;
 	m = xcalloc(1, sizeof(*m));
 	m->file = f;
+	m->demangle = demangle;
 	f->mod = m;
 
 	if (!f->mapped) {
@@ -667,7 +672,7 @@ static struct module *resolve(struct syms *st, struct proc *p,
 	if (!f || !f->usable || !load_bias(f, map, &bias))
 		return NULL;
 	map->bias = bias;
-	map->mod = module_get(f, map->path);
+	map->mod = module_get(f, map->path, st->demangle);
 	return map->mod;
 }
 
@@ -725,7 +730,7 @@ static struct addr_memo *module_addr(struct module *m, u64 addr)
 	m->memo_used++;
 	*am = (struct addr_memo) { .addr = addr };
 	if (!m->symtab)
-		m->symtab = symtab_read(m->dwmod);
+		m->symtab = symtab_read(m->dwmod, m->demangle);
 	am->sym = symtab_find(m->symtab, addr, &am->sym_off);
 	if (!am->sym && addr >= m->file->plt_start && addr < m->file->plt_end) {
 		am->sym_off = addr - m->file->plt_start;

@@ -18,20 +18,27 @@
  *    for libdwfl, a section's end address is in it (unless the next
  *    starts there), and addresses in no section are in the same one.
  *
- * Names are given without their symbol version ("memcpy@@GLIBC_2.14").
+ * Names are given without their symbol version ("memcpy@@GLIBC_2.14"),
+ * and C++ and Rust names (legacy and v0) demangled, as perf and gdb show
+ * them, unless asked not to: a name the first time it is found, so that
+ * a table of a million C++ symbols costs only those a trace reaches.
  */
 #define _GNU_SOURCE
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* libiberty's, the same but for its spaces. */
+#undef ARRAY_SIZE
 #include "bts-dump.h"
 
 struct sym {
 	u64 start;
 	u64 size;
-	const char *name;
+	const char *name;	/* version cut off */
+	const char *shown;	/* @name demangled, once found */
 	u32 index;		/* in the module's table: the tie-breaker */
 	u32 section;		/* without a size: section_of(@start) */
 	bool absolute;		/* without a size: SHN_ABS and the like */
@@ -56,9 +63,10 @@ struct symtab {
 	/* allocated sections of the table's ELF file, by start */
 	struct section *sections;
 	size_t nsections;
-	/* names this table had to copy: versions cut off */
+	/* names this table had to copy: versions cut off, demangled */
 	char **owned;
 	size_t nowned;
+	bool demangle;
 };
 
 static int by_start(const void *a, const void *b)
@@ -91,15 +99,29 @@ static int binding_of(const GElf_Sym *sym)
 	}
 }
 
+static const char *own(struct symtab *t, char *name)
+{
+	t->owned = xrealloc(t->owned, (t->nowned + 1) * sizeof(*t->owned));
+	t->owned[t->nowned++] = name;
+	return name;
+}
+
 static const char *cut_version(struct symtab *t, const char *name)
 {
 	const char *at = strchr(name + 1, '@');
 
-	if (!at)
+	return at ? own(t, xstrndup(name, at - name)) : name;
+}
+
+/* "foo::bar(int)" for "_ZN3foo3barEi", "core::fmt::write" for Rust's. */
+static const char *shown_name(struct symtab *t, const char *name)
+{
+	char *d;
+
+	if (!t->demangle || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return name;
-	t->owned = xrealloc(t->owned, (t->nowned + 1) * sizeof(*t->owned));
-	t->owned[t->nowned] = xstrndup(name, at - name);
-	return t->owned[t->nowned++];
+	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	return d ? own(t, d) : name;
 }
 
 static void read_sections(struct symtab *t, Elf *elf)
@@ -148,11 +170,12 @@ static u32 section_of(const struct symtab *t, u64 addr)
 /**
  * symtab_read() - the symbol table of a module, sorted
  * @mod: the module, reported at bias 0 (NULL: an empty table)
+ * @demangle: give C++ and Rust names demangled
  *
  * Return: the table, to be freed with symtab_free().  Its names live as
  * long as the table and @mod's Dwfl.
  */
-struct symtab *symtab_read(Dwfl_Module *mod)
+struct symtab *symtab_read(Dwfl_Module *mod, bool demangle)
 {
 	struct symtab *t = xcalloc(1, sizeof(*t));
 	size_t cap_sized = 0, cap_sizeless = 0, i;
@@ -167,6 +190,7 @@ struct symtab *symtab_read(Dwfl_Module *mod)
 	struct sym *s;
 	int k;
 
+	t->demangle = demangle;
 	first_global = n > 0 ? dwfl_module_getsymtab_first_global(mod) : 0;
 	for (k = 1; k < n; k++) {
 		name = dwfl_module_getsym_info(mod, k, &sym, &value, &shndx,
@@ -193,14 +217,16 @@ struct symtab *symtab_read(Dwfl_Module *mod)
 			}
 			s = &t->sizeless[t->nsizeless++];
 		}
-		s->start = value;
-		s->size = sym.st_size;
-		s->name = cut_version(t, name);
-		/* Globals first, as libdwfl searches them. */
-		s->index = k >= first_global ? k - first_global : n + k;
-		s->absolute = shndx >= SHN_LORESERVE;
-		s->global = first_global <= 1 || k >= first_global;
-		s->binding = binding_of(&sym);
+		*s = (struct sym) {
+			.start = value,
+			.size = sym.st_size,
+			.name = cut_version(t, name),
+			/* Globals first, as libdwfl searches them. */
+			.index = k >= first_global ? k - first_global : n + k,
+			.absolute = shndx >= SHN_LORESERVE,
+			.global = first_global <= 1 || k >= first_global,
+			.binding = binding_of(&sym),
+		};
 	}
 	/* qsort() may not be given NULL, even for nothing. */
 	if (t->nsized)
@@ -259,9 +285,9 @@ static bool better(const struct sym *s, const struct sym *best)
  *
  * Return: the symbol's name, NULL if none names @addr.
  */
-const char *symtab_find(const struct symtab *t, u64 addr, u64 *off)
+const char *symtab_find(struct symtab *t, u64 addr, u64 *off)
 {
-	const struct sym *best = NULL, *s;
+	struct sym *best = NULL, *s;
 	size_t i = count_below(t->sized, t->nsized, addr);
 	u64 label_min = i ? t->reach[i - 1] : 0;
 
@@ -286,7 +312,9 @@ const char *symtab_find(const struct symtab *t, u64 addr, u64 *off)
 	if (!best)
 		return NULL;
 	*off = addr - best->start;
-	return best->name;
+	if (!best->shown)
+		best->shown = shown_name(t, best->name);
+	return best->shown;
 }
 
 void symtab_free(struct symtab *t)

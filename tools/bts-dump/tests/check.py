@@ -63,6 +63,16 @@ def run(path, *args):
     return p.returncode, p.stdout, p.stderr
 
 
+def run_memcheck(path, *args):
+    """run() under valgrind: exit 99 on a read of uninitialised memory, a
+    bad access or a leak of what bts-dump should have freed."""
+    p = subprocess.run(["valgrind", "-q", "--error-exitcode=99",
+                        "--leak-check=full", "--errors-for-leak-kinds=definite",
+                        BTS_DUMP, "-i", path] + list(args),
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
 def jsonl(out):
     return [json.loads(line) for line in out.splitlines()]
 
@@ -293,6 +303,41 @@ def test_pie():
     tap(rc == 0 and has_lines(out, want),
         "PIE loaded at a bias: symbols, lines, code, PLT entries",
         diag(out, want) + err)
+
+
+def test_demangle():
+    sp = nm(PROG)
+    cxx, legacy, v0 = (sp[n][0] for n in (
+        "_ZN3foo3barEi", "_ZN4core3fmt5write17h0123456789abcdefE",
+        "_RNvNtCs1234_7mycrate3foo3bar"))
+    f = write("demangle.raw", rg.header() +
+              rg.maps_chunk(40, rg.maps_lines(PROG)) +
+              rg.records_chunk([
+                  rg.thread(40, 40, rg.THREAD_NEW),
+                  rg.branch(cxx, legacy),
+                  rg.branch(legacy, v0),
+              ]))
+    # Under valgrind: the names are found in tables that grow, and
+    # remembered on first use.
+    rc, out, err = run_memcheck(f)
+    want = [
+        "%s foo::bar(int) (prog.c:%d) -> %s core::fmt::write (prog.c:%d)" % (
+            x(cxx), marked_line(PROG_C, "cxx_fn"), x(legacy),
+            marked_line(PROG_C, "cxx_fn") + 3),
+        "%s core::fmt::write (prog.c:%d) -> %s mycrate::foo::bar (prog.c:%d)"
+        % (x(legacy), marked_line(PROG_C, "cxx_fn") + 3, x(v0),
+           marked_line(PROG_C, "cxx_fn") + 6),
+    ]
+    rc2, out2, err2 = run_memcheck(f, "--no-demangle")
+    want2 = ["%s _ZN3foo3barEi (prog.c:%d) -> %s "
+             "_ZN4core3fmt5write17h0123456789abcdefE (prog.c:%d)" % (
+                 x(cxx), marked_line(PROG_C, "cxx_fn"), x(legacy),
+                 marked_line(PROG_C, "cxx_fn") + 3)]
+    tap(rc == 0 and has_lines(out, want) and rc2 == 0 and
+        has_lines(out2, want2),
+        "C++ and Rust (legacy, v0) names demangled; --no-demangle keeps "
+        "them; valgrind finds no error",
+        diag(out, want) + err + diag(out2, want2) + err2)
 
 
 def test_elf32():
@@ -781,7 +826,8 @@ def test_symtab():
         "fails", p.stdout)
 
 
-for t in (test_symtab, test_text_json, test_calls_insn, test_pie, test_elf32, test_vdso,
+for t in (test_symtab, test_text_json, test_calls_insn, test_pie,
+          test_demangle, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_markers, test_event_formats, test_trigger,
           test_map_records, test_bad_input, test_usage):

@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: not an ELF file libdwfl reads\n", argv[1]);
 		return 2;
 	}
-	t = symtab_read(mod);
+	t = symtab_read(mod, false);
 	for (i = 0; i < n; i++) {
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
 		    !(ph.p_flags & PF_X))
