@@ -306,8 +306,8 @@ const char *symtab_find(struct symtab *t, u64 addr, u64 *off)
 	if (s && s->start == addr && s->global && best && !best->global)
 		best = s;
 	else if (!best && s && s->start >= label_min &&
-	    (s->absolute ? s->start == addr :
-	     s->section == section_of(t, addr)))
+		 (s->absolute ? s->start == addr :
+		  s->section == section_of(t, addr)))
 		best = s;
 	if (!best)
 		return NULL;

@@ -11,14 +11,14 @@ int leaf(int x) { return x + 1; }			/* @leaf */
 void on_signal(int sig) { (void)sig; }			/* @on_signal */
 
 /* Names as C++ and Rust (legacy and v0 manglings) give them. */
-__attribute__((used)) void cxx_fn(int x) __asm__("_ZN3foo3barEi");
-__attribute__((used)) void cxx_fn(int x) { (void)x; }	/* @cxx_fn */
-__attribute__((used)) void rust_legacy_fn(void)
+void cxx_fn(int x) __asm__("_ZN3foo3barEi");
+void cxx_fn(int x) { (void)x; }	/* @cxx_fn */
+void rust_legacy_fn(void)
 	__asm__("_ZN4core3fmt5write17h0123456789abcdefE");
-__attribute__((used)) void rust_legacy_fn(void) { }
-__attribute__((used)) void rust_v0_fn(void)
+void rust_legacy_fn(void) { }
+void rust_v0_fn(void)
 	__asm__("_RNvNtCs1234_7mycrate3foo3bar");
-__attribute__((used)) void rust_v0_fn(void) { }
+void rust_v0_fn(void) { }
 
 void tramp(void);
 int getpid(void);
