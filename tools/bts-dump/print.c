@@ -8,8 +8,16 @@
  * buffered however long the trace.  Each thread keeps what decoding needs
  * across its runs: where its current straight-line block began, the last
  * few blocks (system call numbers are found by decoding back from the
- * system call instruction to the "mov $nr, %eax") and, for --calls, its
- * call depth and function.
+ * system call instruction to the "mov $nr, %eax"), the calls it is in
+ * and, for --calls, its function.
+ *
+ * The calls a thread is in are a stack of the return addresses its calls
+ * pushed, as perf's thread stacks and gdb's btrace keep: a return pops to
+ * the call whose return address it goes to, however deep, so that after
+ * a longjmp() or an exception, which jump out of calls, or a "call 1f;
+ * 1: pop", which never returns, the next return puts the depth right.  A
+ * return to no address on the stack (the trace began in the callee, or
+ * the return address was changed) pops one call.
  */
 #define _GNU_SOURCE
 #include <err.h>
@@ -26,8 +34,16 @@
 #define MAX_BLOCK	(64U * 1024)
 /* --calls: indentation stops growing at this depth. */
 #define MAX_INDENT	100
-/* Call sites of each thread kept, for where markers were written. */
-#define CALL_SITES	64
+/* Calls a thread's stack keeps; past it, the outermost are forgotten. */
+#define MAX_FRAMES	(64U * 1024)
+/* Not a return address: a signal handler's frame, left by sigreturn. */
+#define SIGNAL_FRAME	1
+
+/* A call the thread is in. */
+struct frame {
+	u64 site;		/* the call instruction, or where a signal came */
+	u64 ret;		/* its return address, or SIGNAL_FRAME */
+};
 
 /* Straight-line code [start, end) that ran; end == 0: unknown code. */
 struct block {
@@ -74,17 +90,12 @@ struct thread {
 	struct block hist[HIST];
 	unsigned int nhist;
 	unsigned int head;
-	/* --calls */
-	int depth;
+	/* the calls the thread is in, innermost last */
+	struct frame *frames;
+	unsigned int nframes;
+	unsigned int frames_cap;
+	/* --calls: the function last printed */
 	char *func;
-	/*
-	 * The call sites of the calls not yet returned from, the innermost
-	 * at sites[(top + CALL_SITES - 1) % CALL_SITES], the outermost
-	 * forgotten past CALL_SITES
-	 */
-	u64 sites[CALL_SITES];
-	unsigned int top;
-	unsigned int nsites;
 	/* --trigger: the last lines printed, window_top the next slot */
 	char **window;
 	unsigned int window_top;
@@ -200,8 +211,7 @@ static void thread_reset(struct thread *t)
 	t->likely_at = 0;
 	t->nhist = 0;
 	t->head = 0;
-	t->depth = 0;
-	t->nsites = 0;
+	t->nframes = 0;
 	free(t->func);
 	t->func = NULL;
 	t->have_detail = false;
@@ -625,7 +635,7 @@ static void kernel_what(const struct kernel *k, char *buf, size_t n)
 
 static void calls_indent(struct printer *pr, const struct thread *t, int extra)
 {
-	int d = t->depth + extra;
+	unsigned int d = t->nframes + extra;
 
 	fprintf(pr->out, "%*s", 2 * (d < MAX_INDENT ? d : MAX_INDENT), "");
 }
@@ -662,24 +672,50 @@ static void calls_note(struct printer *pr, struct thread *t, const char *what)
 	fprintf(pr->out, "-- %s\n", what);
 }
 
-/* Keep the call sites of the calls the thread is in: see struct thread. */
-static void track_calls(struct thread *t, enum insn_kind kind, u64 from)
+static void push_frame(struct thread *t, u64 site, u64 ret)
 {
-	if (kind == INSN_CALL) {
-		t->sites[t->top] = from;
-		t->top = (t->top + 1) % CALL_SITES;
-		if (t->nsites < CALL_SITES)
-			t->nsites++;
-	} else if (kind == INSN_RET && t->nsites) {
-		t->top = (t->top + CALL_SITES - 1) % CALL_SITES;
-		t->nsites--;
+	if (t->nframes == MAX_FRAMES) {
+		/* A runaway recursion: forget its outer half. */
+		memmove(t->frames, t->frames + MAX_FRAMES / 2,
+			MAX_FRAMES / 2 * sizeof(*t->frames));
+		t->nframes = MAX_FRAMES / 2;
 	}
+	if (t->nframes == t->frames_cap) {
+		t->frames_cap = t->frames_cap ? 2 * t->frames_cap : 64;
+		t->frames = xrealloc(t->frames,
+				     t->frames_cap * sizeof(*t->frames));
+	}
+	t->frames[t->nframes++] = (struct frame) { site, ret };
+}
+
+/* Back out of the calls down to the newest frame that returns to @ret. */
+static bool pop_frames(struct thread *t, u64 ret)
+{
+	unsigned int i = t->nframes;
+
+	while (i--) {
+		if (t->frames[i].ret == ret) {
+			t->nframes = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Keep the calls the thread is in: see the comment at the top. */
+static void track_calls(struct thread *t, enum insn_kind kind,
+			const struct bts_record *r, u64 end)
+{
+	if (kind == INSN_CALL)
+		push_frame(t, r->from, end);
+	else if (kind == INSN_RET && !pop_frames(t, r->to) && t->nframes)
+		t->nframes--;
 }
 
 /* Where the function the thread runs in was called, or 0 if unknown. */
 static u64 call_site(const struct thread *t)
 {
-	return t->nsites ? t->sites[(t->top + CALL_SITES - 1) % CALL_SITES] : 0;
+	return t->nframes ? t->frames[t->nframes - 1].site : 0;
 }
 
 static void on_branch(struct printer *pr, struct thread *t,
@@ -697,16 +733,8 @@ static void on_branch(struct printer *pr, struct thread *t,
 	if (pr->opts.calls) {
 		/* Got here unseen: the start, or after the kernel. */
 		calls_line(pr, t, r->from, false);
-		if (kind == INSN_CALL) {
-			t->depth++;
-			calls_line(pr, t, r->to, true);
-		} else if (kind == INSN_RET) {
-			if (t->depth > 0)
-				t->depth--;
-			calls_line(pr, t, r->to, true);
-		} else {
-			calls_line(pr, t, r->to, false);
-		}
+		track_calls(t, kind, r, end);
+		calls_line(pr, t, r->to, kind == INSN_CALL || kind == INSN_RET);
 	} else if (pr->opts.format == FORMAT_JSONL) {
 		json_begin(pr, t, "branch");
 		json_addr(pr, t, "from", r->from);
@@ -721,7 +749,8 @@ static void on_branch(struct printer *pr, struct thread *t,
 		text_addr(pr, t, r->to);
 		putc_unlocked('\n', pr->out);
 	}
-	track_calls(t, kind, r->from);
+	if (!pr->opts.calls)
+		track_calls(t, kind, r, end);
 	push_block(t, t->at, end);
 	t->at = r->to;
 	t->likely_at = 0;
@@ -739,17 +768,16 @@ static void on_kernel(struct printer *pr, struct thread *t,
 	if (pr->opts.calls) {
 		if (k.kind == BTS_ENTRY_SYSCALL)
 			calls_note(pr, t, what);
+		/* A handler runs a level deeper, which its return leaves. */
 		if (k.how == RESUME_SIGNAL) {
 			calls_note(pr, t, "signal handler entry");
-			t->depth++;
+			push_frame(t, k.entry, SIGNAL_FRAME);
 			calls_line(pr, t, k.resume, true);
 		} else if (k.how == RESUME_SIGRETURN) {
-			if (t->depth > 0)
-				t->depth--;
+			pop_frames(t, SIGNAL_FRAME);
 			calls_line(pr, t, k.resume, true);
 		} else if (k.how == RESUME_EXEC) {
-			t->depth = 0;
-			t->nsites = 0;
+			t->nframes = 0;
 			calls_line(pr, t, k.resume, true);
 		}
 	} else if (pr->opts.format == FORMAT_JSONL) {
@@ -1445,6 +1473,7 @@ void printer_free(struct printer *pr)
 		for (t = pr->threads[b]; t; t = tn) {
 			tn = t->next;
 			free(t->func);
+			free(t->frames);
 			window_free(pr, t);
 			free(t);
 		}

@@ -264,6 +264,35 @@ def test_calls_insn():
         diag(out, want) + err)
 
 
+def test_calls_jump_out():
+    """A return backs out of every call it returns past (longjmp)."""
+    f = write("jump.raw", rg.header() +
+              rg.maps_chunk(50, rg.maps_lines(PROG)) +
+              rg.records_chunk([
+                  rg.thread(50, 50, rg.THREAD_NEW),
+                  rg.branch(a("jump_caller"), a("jump_outer")),
+                  rg.branch(a("jump_outer"), a("jump_middle")),
+                  rg.branch(a("jump_middle"), a("jump_inner")),
+                  rg.branch(a("jump_inner"), a("jump_back")),
+                  rg.branch(a("jump_back"), a("jump_caller", 5)),
+                  rg.branch(a("jump_caller", 5), a("tramp")),
+              ]))
+    rc, out, err = run(f, "--calls")
+    want = [
+        "jump_caller",
+        "  jump_outer",
+        "    jump_middle",
+        "      jump_inner",
+        "      jump_outer",
+        "jump_caller",
+        "tramp",
+    ]
+    # The last return has no call on the stack: it leaves the depth 0.
+    tap(rc == 0 and out.splitlines()[2:] == want,
+        "--calls: a return after a jump out of calls (longjmp) goes back "
+        "to the depth of the call it returns to", diag(out, want) + err)
+
+
 def plt_entry(path, name):
     """Where objdump says @name's PLT entry is."""
     out = subprocess.check_output(["objdump", "-d", path], text=True)
@@ -826,7 +855,8 @@ def test_symtab():
         "fails", p.stdout)
 
 
-for t in (test_symtab, test_text_json, test_calls_insn, test_pie,
+for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
+          test_pie,
           test_demangle, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_markers, test_event_formats, test_trigger,

@@ -66,4 +66,39 @@ raw_twice:
 	ret
 	.size	raw_twice, .-raw_twice
 
+/*
+ * Calls left without their return, as longjmp() leaves them:
+ * jump_caller calls jump_outer, which calls jump_middle, which calls
+ * jump_inner, which jumps back into jump_outer (jump_back), which returns
+ * to jump_caller.  Calls are 5 bytes.
+ */
+	.globl	jump_caller
+	.type	jump_caller, @function
+jump_caller:
+	call	jump_outer
+	ret
+	.size	jump_caller, .-jump_caller
+
+	.globl	jump_outer
+	.type	jump_outer, @function
+jump_outer:
+	call	jump_middle
+	.globl	jump_back
+jump_back:
+	ret
+	.size	jump_outer, .-jump_outer
+
+	.globl	jump_middle
+	.type	jump_middle, @function
+jump_middle:
+	call	jump_inner
+	ret
+	.size	jump_middle, .-jump_middle
+
+	.globl	jump_inner
+	.type	jump_inner, @function
+jump_inner:
+	jmp	jump_back
+	.size	jump_inner, .-jump_inner
+
 	.section .note.GNU-stack, "", @progbits
