@@ -1,90 +1,121 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# bench/bts-dump.sh [ITERATIONS]: how fast bts-dump decodes and symbolizes
-# a branch trace, against perf script on the same program's branches.
+# bench/bts-dump.sh [CASE...]: how fast, and in how much memory, bts-dump
+# decodes and symbolizes a branch trace, against perf script printing the
+# same fields for the same program's branches.
 #
-# In the test VM, the same run of bench/workload.c (ITERATIONS loop
-# iterations, default 100000: about 0.9 M user branches) is recorded twice:
-# by `bts-dump --format=raw` through /dev/bts, and by `perf record -e
-# branches:u -c 1` (one sample per branch).  On the host, each tool then
-# turns its file into symbolized text, best of three runs:
+# Cases (all by default; bench/README.md defines them exactly):
+#   shell      a shell starting 120 short dynamically linked processes
+#   library    100,000 distinct branches through a shared library with
+#              symbols and debuginfo (bench/gen-wide.py), 10 passes
+#   processes  a shell starting 1,000 short processes
 #
-#   bts-dump -i FILE                  function+offset of both ends, and
-#                                     file:line where DWARF exists
-#   bts-dump -i FILE --format=jsonl   the same, as JSON
-#   perf script -F ip,sym,symoff,addr the source symbolized, the target
-#                                     as an address (perf script has no
-#                                     field for the target's symbol)
-#
-# and the figures are records per second.  They compare decoders, not
-# tracing methods: the recording costs are bench/qemu-bts.sh's business.
+# In the test VM each case is recorded twice: by `bts-dump --format=raw`
+# through /dev/bts, and by `perf record -e branches:u -c 1` (a sample a
+# branch).  On the host, each tool turns its file into text with both ends
+# symbolized and the source's file:line, output to /dev/null, one fresh
+# process a run: elapsed seconds and peak resident memory (GNU time), and
+# records per second.  BTS_DUMP=PATH measures another bts-dump binary on
+# the same recordings (an older build, say); the recordings are kept in
+# build/bench/bts-dump/ and made again only when missing.
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
 repo=$(realpath "$here/..")
 out="$repo/build/bench/bts-dump"
-iters=${1:-100000}
-dump="$repo/tools/bts-dump/bts-dump"
+built="$repo/tools/bts-dump/bts-dump"
+dump=${BTS_DUMP:-$built}
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(shell library processes)
 
-mkdir -p "$out"
+mkdir -p "$out/vm"
 make -s -C "$repo/tools/bts-dump" >&2
-gcc -O1 -g -static -no-pie -o "$out/workload" "$here/workload.c"
-res="$out/results"
-rm -rf "$res"
-mkdir -p "$res/vm"
+if [ ! -e "$out/wide" ]; then
+	python3 "$here/gen-wide.py" 5000 "$out/wide.c"
+	gcc -O1 -g -shared -fPIC -o "$out/libwide.so" "$out/wide.c"
+	printf '%s\n' '#include <stdlib.h>' 'void wide_run(int passes);' \
+		'int main(int argc, char **argv)' \
+		'{ wide_run(argc > 1 ? atoi(argv[1]) : 1); return 0; }' \
+		>"$out/wide-main.c"
+	gcc -O1 -g -o "$out/wide" "$out/wide-main.c" -L"$out" -lwide \
+		-Wl,-rpath,"$out"
+fi
 
-# One VM: both recordings, without ASLR so both see the same addresses,
-# into the results folder (the only one the guest may write).
-cat >"$res/record.sh" <<EOF
-set -e
-cd "$res/vm"
-# perf throttles an event whose PMIs take long, which under TCG they do,
-# and drops samples: let it keep every branch.
-echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
-setarch x86_64 -R "$dump" -q --format=raw -o trace.raw -- \\
-	"$out/workload" $iters 64 1 >bts-dump.out
-setarch x86_64 -R perf record -q -N -B -d -m 1024 -e branches:u -c 1 \\
-	-o perf.data -- "$out/workload" $iters 64 1 >perf.out 2>perf.err
-EOF
-"$repo/tests/vm/run" --append nopti --results "$res/vm" --timeout 900 -- \
-	bash "$res/record.sh" >"$res/vm.log" 2>&1 || {
-	echo "bench/bts-dump.sh: recording in the VM failed:" >&2
-	tail -20 "$res/vm.log" >&2
-	exit 1
-}
-
-# best NAME CMD...: the fastest of three runs of CMD, in seconds, output
-# to $res/NAME.txt.
-best()
+command_of()
 {
-	local name=$1 i t0 t min=
-	shift
-	for i in 1 2 3; do
-		t0=$EPOCHREALTIME
-		"$@" >"$res/$name.txt" 2>"$res/$name.err"
-		t=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
-		min=$(awk -v t="$t" -v m="${min:-$t}" 'BEGIN { print (t < m ? t : m) }')
-	done
-	echo "$min"
+	case $1 in
+	shell)		echo "sh -c 'for i in \$(seq 120); do /bin/true; done'" ;;
+	library)	echo "'$out/wide' 10" ;;
+	processes)	echo "sh -c 'for i in \$(seq 1000); do /bin/true; done'" ;;
+	*)		echo "bench/bts-dump.sh: no case '$1'" >&2; exit 2 ;;
+	esac
 }
 
-branches=$("$dump" -i "$res/vm/trace.raw" --format=jsonl |
-	grep -c '"kind":"branch"')
-samples=$(perf script -i "$res/vm/perf.data" -F ip 2>/dev/null | wc -l)
-t_text=$(best text "$dump" -i "$res/vm/trace.raw")
-t_json=$(best jsonl "$dump" -i "$res/vm/trace.raw" --format=jsonl)
-t_perf=$(best perf perf script -i "$res/vm/perf.data" -F ip,sym,symoff,addr)
+# One VM records what is missing, into the results folder (the only one
+# the guest may write).  perf throttles an event whose PMIs take long,
+# which under TCG they do, and drops samples: let it keep every branch.
+record="$out/vm/record.sh"
+echo 'set -e; echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent' >"$record"
+need=0
+for c in "${cases[@]}"; do
+	cmd=$(command_of "$c")
+	[ -s "$out/vm/$c.raw" ] && [ -s "$out/vm/$c.data" ] && continue
+	need=1
+	cat >>"$record" <<EOF
+cd "$out/vm"
+"$built" -q --format=raw -o $c.raw -- $cmd
+perf record -q -N -B -d -m 4096 -e branches:u -c 1 -o $c.data -- $cmd \\
+	>$c.perf.out 2>$c.perf.err
+EOF
+done
+if [ $need = 1 ]; then
+	"$repo/tests/vm/run" --results "$out/vm" --timeout 1800 -- \
+		bash "$record" >"$out/vm.log" 2>&1 || {
+		echo "bench/bts-dump.sh: recording in the VM failed:" >&2
+		tail -20 "$out/vm.log" >&2
+		exit 1
+	}
+fi
 
-echo "bts-dump vs perf script: workload $iters iterations"
-echo "  bts-dump: $branches branches in $(stat -c %s "$res/vm/trace.raw") bytes raw"
-lost=$(perf report --stats -i "$res/vm/perf.data" 2>/dev/null |
-	awk '/LOST(_SAMPLES)? events/ { n += $3 } END { print n + 0 }')
-echo "  perf:     $samples samples ($lost LOST reports: perf fell behind) in $(stat -c %s "$res/vm/perf.data") bytes"
-awk -v n="$branches" -v s="$samples" -v a="$t_text" -v b="$t_json" \
-	-v c="$t_perf" 'BEGIN {
-	printf "  bts-dump -i (text, sym+line both ends): %7.3f s  %6.2f M records/s\n", a, n / a / 1e6
-	printf "  bts-dump -i --format=jsonl:             %7.3f s  %6.2f M records/s\n", b, n / b / 1e6
-	printf "  perf script -F ip,sym,symoff,addr:      %7.3f s  %6.2f M records/s\n", c, s / c / 1e6
-	printf "  bts-dump text / perf script speed:      %7.2fx\n", (n / a) / (s / c)
-}'
+# measure NAME CMD...: one run of CMD, output to /dev/null; prints
+# "seconds peak-KiB", or "failed" with CMD's status.
+measure()
+{
+	local name=$1 rc=0
+	shift
+	/usr/bin/time -f '%e %M' -o "$out/$name.time" "$@" >/dev/null \
+		2>"$out/$name.err" || rc=$?
+	if [ $rc != 0 ]; then
+		echo "failed (exit $rc)"
+	else
+		cat "$out/$name.time"
+	fi
+}
+
+printf '%-10s %-34s %10s %9s %11s %10s\n' case tool records seconds \
+	records/s "peak MiB"
+for c in "${cases[@]}"; do
+	branches=$("$built" -i "$out/vm/$c.raw" --format=jsonl |
+		grep -c '"kind":"branch"' || true)
+	samples=$(perf script -i "$out/vm/$c.data" -F ip 2>/dev/null | wc -l)
+	lost=$(perf report --stats -i "$out/vm/$c.data" 2>/dev/null |
+		awk '/LOST(_SAMPLES)? events/ { n += $3 } END { print n + 0 }')
+	b=$(measure "$c.bts-dump" "$dump" -i "$out/vm/$c.raw")
+	p=$(measure "$c.perf" perf script -i "$out/vm/$c.data" \
+		-F ip,sym,symoff,addr,srcline)
+	for row in "bts-dump -i (text)|$branches|$b" \
+		"perf script -F ...,addr,srcline|$samples|$p"; do
+		IFS='|' read -r tool n t <<<"$row"
+		awk -v c="$c" -v tool="$tool" -v n="$n" -v t="$t" 'BEGIN {
+			if (t ~ /failed/) {
+				printf "%-10s %-34s %10d %s\n", c, tool, n, t
+				exit
+			}
+			split(t, f, " ")
+			printf "%-10s %-34s %10d %9.2f %11.0f %10.0f\n", c, tool,
+				n, f[1], n / (f[1] > 0 ? f[1] : 0.01), f[2] / 1024
+		}'
+	done
+	[ "$lost" = 0 ] || echo "           (perf: $lost LOST reports, its ring overflowed)"
+done
