@@ -596,8 +596,7 @@ static void ds_unpause(struct ds_cpu *dc)
  * Stop the hardware for a while and restart it exactly as it was, without
  * re-evaluating the mix of consumers as ds_unpause() does: for NMI and
  * interrupt code, which may have interrupted someone's read-modify-write of
- * DEBUGCTL.  Context: interrupts off or NMI, on @dc's CPU, not paused or
- * (an NMI) in a pauser's restart window.
+ * DEBUGCTL.  Context: interrupts off or NMI, on @dc's CPU, not paused.
  */
 static u64 ds_hold(struct ds_cpu *dc)
 {
@@ -654,22 +653,14 @@ static bool ds_pmi_claim(struct ds_cpu *dc)
  * read-modify-write of DEBUGCTL or of the DS area, which must find them as
  * it read them.
  *
- * What counts is whether the hardware runs, not whether the layer is
- * paused: a pauser restarts it before its pause ends (ds_unhold(),
- * ds_unpause()), and before ds_pause() stops it.  An NMI there, which
- * under TCG is where one held back by the pause arrives (a DEBUGCTL write
- * ends a block), ran traced and left a full sub-buffer to a pauser that
- * had looked at it already: the hardware overran it.  It is held and
- * drained like any other; a drain itself runs with the hardware stopped.
- *
  * Context: default_do_nmi(), before the handlers; only while ds_active.
  */
 void __ds_nmi_enter(void)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 
-	/* Stopped: whoever stopped it drains and restarts. */
-	if (!dc->armed || !(get_debugctlmsr() & DS_DEBUGCTL_OWNED))
+	/* Paused: whoever paused drains and restarts. */
+	if (!dc->armed || dc->pause)
 		return;
 	dc->nmi_bits = ds_hold(dc);
 	dc->nmi_paused = true;
@@ -695,8 +686,8 @@ void __ds_nmi_exit(void)
 }
 
 /*
- * The threshold PMI: drain the full sub-buffer, unless the NMI found the
- * hardware stopped, when whoever stopped it drains.
+ * The threshold PMI: drain the full sub-buffer, unless the layer had the
+ * hardware paused, when the pauser drains.
  */
 static int ds_nmi(unsigned int cmd, struct pt_regs *regs)
 {

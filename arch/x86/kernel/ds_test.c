@@ -155,91 +155,25 @@ static void ds_test_owed_pmi_steps(void *p)
 	t->nmi[1] = ds_test_nmi_handlers();
 }
 
-/*
- * Run @steps on the first online CPU, in an IPI, with a continuous
- * kernel-mode consumer of that CPU (not user-only, which needs DS-CPL).
- */
-static void ds_test_on_kernel_consumer(struct kunit *test,
-				       smp_call_func_t steps, void *arg)
-{
-	int allowed = ds_kernel_recording, cpu = cpumask_first(cpu_online_mask);
-	struct ds_consumer *c;
-
-	WRITE_ONCE(ds_kernel_recording, 1);
-	c = ds_test_request(test, cpu, DS_PRIV_KERNEL, DS_MODE_CONTINUOUS, 0);
-	WRITE_ONCE(ds_kernel_recording, allowed);
-	smp_call_function_single(cpu, steps, arg, 1);
-	ds_release_bts(c);
-}
-
 static void ds_test_owed_pmi(struct kunit *test)
 {
+	int allowed = ds_kernel_recording, cpu = cpumask_first(cpu_online_mask);
 	struct ds_test_owed t = { };
+	struct ds_consumer *c;
 
 	if (!ds_bts_available())
 		kunit_skip(test, "no BTS");
-	ds_test_on_kernel_consumer(test, ds_test_owed_pmi_steps, &t);
+	/* Not user-only, which needs DS-CPL. */
+	WRITE_ONCE(ds_kernel_recording, 1);
+	c = ds_test_request(test, cpu, DS_PRIV_KERNEL, DS_MODE_CONTINUOUS, 0);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+	smp_call_function_single(cpu, ds_test_owed_pmi_steps, &t, 1);
+	ds_release_bts(c);
 
 	KUNIT_EXPECT_EQ_MSG(test, t.nmi[0], NMI_HANDLED,
 			    "the late PMI of a drained sub-buffer is ours");
 	KUNIT_EXPECT_EQ_MSG(test, t.nmi[1], NMI_DONE,
 			    "a second NMI was claimed for the same PMI");
-}
-
-/* What ds_test_restart_window() found. */
-struct ds_test_window {
-	bool	full_before;
-	bool	full_after;
-	bool	traced_in_nmi;
-};
-
-/* One NMI, recording whether the hardware ran during its handlers. */
-static void ds_test_nmi_traced(bool *traced)
-{
-	__ds_nmi_enter();
-	*traced = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
-	ds_nmi(NMI_LOCAL, NULL);
-	__ds_nmi_exit();
-}
-
-/*
- * A pauser restarts the hardware, its pause not yet over, and an NMI comes
- * with the sub-buffer full (its own entry path filled it).  Context: IPI.
- */
-static void ds_test_restart_window_steps(void *p)
-{
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
-	struct ds_bts_area *hw = (struct ds_bts_area *)dc->ds;
-	struct ds_test_window *t = p;
-
-	ds_pause(dc);
-	ds_drain(dc, current);
-	ds_test_fill_to_threshold(dc);
-	t->full_before = hw->index >= hw->threshold;
-	/* ds_unhold()'s and ds_unpause()'s window. */
-	ds_hw_write(ds_wanted(dc));
-	ds_test_nmi_traced(&t->traced_in_nmi);
-	t->full_after = hw->index >= hw->threshold;
-	ds_unpause(dc);
-}
-
-static void ds_test_restart_window(struct kunit *test)
-{
-	struct ds_test_window t = { };
-
-	if (!ds_bts_available())
-		kunit_skip(test, "no BTS");
-	ds_test_on_kernel_consumer(test, ds_test_restart_window_steps, &t);
-
-	/*
-	 * The hardware's own PMI may come first, at the first record after
-	 * the restart: whichever NMI claims it must drain.
-	 */
-	KUNIT_ASSERT_TRUE_MSG(test, t.full_before, "the sub-buffer was not full");
-	KUNIT_EXPECT_FALSE_MSG(test, t.traced_in_nmi,
-			       "the NMI's handlers ran traced");
-	KUNIT_EXPECT_FALSE_MSG(test, t.full_after,
-			       "the NMI left the full sub-buffer to overrun");
 }
 
 /* What ds_test_late_handler() saw in the handler and after the NMI. */
@@ -831,7 +765,6 @@ static void ds_test_pebs_fields(struct kunit *test)
 static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
 	KUNIT_CASE(ds_test_owed_pmi),
-	KUNIT_CASE(ds_test_restart_window),
 	KUNIT_CASE(ds_test_late_handler),
 	KUNIT_CASE(ds_test_resume_migrating),
 	KUNIT_CASE(ds_test_markers),
