@@ -538,24 +538,37 @@ static void ds_copy_out(const struct ds_stream *s, struct bts_record *out,
 	memcpy(out + run, s->buf, (n - run) * sizeof(*out));
 }
 
+/*
+ * The copies ds_stream_read_last() makes before it keeps the part of the
+ * last one the producer did not overwrite: enough to outlast a burst (a
+ * drain, a CPU going offline), bounded for a producer that keeps going.
+ */
+#define DS_READ_LAST_TRIES	16
+
 /**
  * ds_stream_read_last() - copy the newest records of a stream
  * @s:   the stream, in ring mode
  * @out: room for @n records
  * @n:   how many records are wanted
  *
- * Context: any.  The producer may run meanwhile, on another CPU or in an
- * NMI; a copy it overwrote in part is retried, so the records returned were
- * the newest at one instant.  Not from NMI on the producer's CPU while it
- * produces.
- * Return: the number of records copied to @out, oldest first: @n, or fewer
- * if the stream holds fewer.  A ring of @size slots holds @size - 1: the
- * last slot is the one the producer may be overwriting.
+ * The producer may run meanwhile, on another CPU or in an NMI.  A copy it
+ * overwrote in part is retried a few times, then its oldest records, the
+ * ones overwritten, are left out: the records returned were the newest at
+ * one instant, but fewer than asked for when the producer outpaces the
+ * copy, as it does for a reader on the CPU it traces, whose copying makes
+ * records (the reader would otherwise never finish).
+ *
+ * Context: any.  Not from NMI on the producer's CPU while it produces.
+ * Return: the number of records copied to @out, oldest first: at most @n,
+ * fewer if the stream holds fewer or the producer overwrote them.  A ring
+ * of @size slots holds @size - 1: the last slot is the one the producer
+ * may be overwriting.
  */
 u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 			u32 n)
 {
-	u64 head, now;
+	unsigned int tries = DS_READ_LAST_TRIES;
+	u64 head, now, overwritten;
 
 	do {
 		/* Pairs with smp_store_release(&s->head) in ds_write(). */
@@ -572,7 +585,13 @@ u32 ds_stream_read_last(const struct ds_stream *s, struct bts_record *out,
 		 */
 		smp_rmb();
 		now = max(READ_ONCE(s->head) + 1, READ_ONCE(s->claim));
-	} while (now - (head - n) > s->size);
+		overwritten = now - (head - n) > s->size ?
+			      min_t(u64, now - (head - n) - s->size, n) : 0;
+	} while (overwritten && --tries);
+	if (overwritten) {
+		n -= overwritten;
+		memmove(out, out + overwritten, n * sizeof(*out));
+	}
 	return n;
 }
 
