@@ -307,7 +307,12 @@ static const struct ds_entry_point *ds_entry_point_of(unsigned long ret)
  */
 static void ds_hw_write(u64 bits)
 {
-	unsigned long dbg = get_debugctlmsr();
+	unsigned long dbg;
+
+	/* A test injects an NMI here; its lookup takes a lock, not in NMI. */
+	if (!in_nmi())
+		KUNIT_STATIC_STUB_REDIRECT(ds_hw_write, bits);
+	dbg = get_debugctlmsr();
 
 	/* A frozen CPU keeps its last records: see ds_freeze_local(). */
 	if (unlikely(this_cpu_read(ds_cpu.frozen)))
@@ -555,24 +560,43 @@ static u64 ds_wanted(struct ds_cpu *dc)
 	return ds_debugctl_for(privs, ds_hw.ds_cpl);
 }
 
-/* Stop the hardware.  Context: interrupts off or NMI, on @dc's CPU. */
+/*
+ * Stop the hardware.  It stops before the pause begins and restarts after
+ * the pause ends (ds_restart()), so that it never runs while the CPU is
+ * paused: an NMI that finds the CPU paused leaves the records to the
+ * pauser, who has yet to drain them or has drained them already, while
+ * one that does not holds the hardware as it finds it and drains a full
+ * sub-buffer itself.  Context: interrupts off or NMI, on @dc's CPU.
+ */
 static void ds_pause(struct ds_cpu *dc)
 {
-	if (dc->pause++)
-		return;
+	if (!dc->pause)
+		ds_hw_write(0);
 	/* An NMI from here on leaves the records to us. */
 	barrier();
-	ds_hw_write(0);
+	dc->pause++;
+}
+
+/* End a pause; the hardware restarts with @bits if it was the last. */
+static void ds_restart(struct ds_cpu *dc, u64 bits)
+{
+	barrier();
+	if (--dc->pause)
+		return;
+	/* An NMI from here on holds the hardware and drains, see ds_pause(). */
+	barrier();
+	ds_hw_write(bits);
 }
 
 /*
  * Drain what the hardware wrote for the current task and restart it with
  * what the consumers now want: as a ring for a lone flight recorder, which
- * keeps going untouched while it stays alone.  The pause ends after the
- * restart: an NMI in between sees a drained buffer, far from its threshold.
+ * keeps going untouched while it stays alone.
  */
 static void ds_unpause(struct ds_cpu *dc)
 {
+	u64 bits = 0;
+
 	if (dc->pause == 1 && dc->armed) {
 		struct ds_consumer *ring = ds_ring_candidate(dc, current);
 
@@ -584,38 +608,29 @@ static void ds_unpause(struct ds_cpu *dc)
 				dc->ring = ring;
 			}
 		}
-		ds_hw_write(ds_wanted(dc));
-	} else if (dc->pause == 1) {
-		ds_hw_write(0);
+		bits = ds_wanted(dc);
 	}
-	barrier();
-	dc->pause--;
+	ds_restart(dc, bits);
 }
 
 /*
- * Stop the hardware for a while and restart it exactly as it was, without
- * re-evaluating the mix of consumers as ds_unpause() does: for NMI and
- * interrupt code, which may have interrupted someone's read-modify-write of
- * DEBUGCTL.  Context: interrupts off or NMI, on @dc's CPU, not paused.
+ * Stop the hardware for a while, to restart it exactly as it was with
+ * ds_restart() and the bits returned, without re-evaluating the mix of
+ * consumers as ds_unpause() does: for NMI and interrupt code, which may
+ * have interrupted someone's read-modify-write of DEBUGCTL.  Context:
+ * interrupts off or NMI, on @dc's CPU, not paused.
  */
 static u64 ds_hold(struct ds_cpu *dc)
 {
 	unsigned long dbg = get_debugctlmsr();
 	u64 bits = dbg & DS_DEBUGCTL_OWNED;
 
-	dc->pause++;
-	/* ds_hw_write(0), with the value just read. */
+	/* ds_pause(), with the value just read. */
 	if (bits)
 		update_debugctlmsr(dbg & ~DS_DEBUGCTL_OWNED);
-	return bits;
-}
-
-static void ds_unhold(struct ds_cpu *dc, u64 bits)
-{
-	ds_hw_write(bits);
-	/* The pause ends after the restart; see ds_unpause(). */
 	barrier();
-	dc->pause--;
+	dc->pause++;
+	return bits;
 }
 
 /*
@@ -681,7 +696,7 @@ void __ds_nmi_exit(void)
 	apic_write(APIC_LVTPC, APIC_DM_NMI);
 	if (dc->nmi_paused) {
 		dc->nmi_paused = false;
-		ds_unhold(dc, dc->nmi_bits);
+		ds_restart(dc, dc->nmi_bits);
 	}
 }
 
@@ -816,16 +831,15 @@ void ds_stage(struct ds_cpu *dc, const struct bts_record *rec,
 	if (dc->ring) {
 		for (i = 0; i < nr; i++)
 			ds_staging_ring_append(&dc->staging, hw, &rec[i]);
-		ds_unhold(dc, bits);
+		ds_restart(dc, bits);
 		return;
 	}
 	ds_staging_append(&dc->staging, hw, rec, nr);
-	ds_unhold(dc, bits);
+	ds_restart(dc, bits);
 	/*
-	 * No PMI comes for a record software wrote, and one the hardware
-	 * raised before the hold ended was claimed without a drain (the
-	 * hardware restarts before the pause ends): drain a sub-buffer at its
-	 * threshold now.  An NMI after the pause ended drained it already.
+	 * No PMI comes for a record software wrote: drain a sub-buffer the
+	 * records took to its threshold now.  An NMI after the pause ended
+	 * drained it already.
 	 */
 	if (READ_ONCE(hw->index) >= READ_ONCE(hw->threshold)) {
 		ds_pause(dc);
@@ -1100,7 +1114,7 @@ static void ds_notify_fn(struct irq_work *work)
 	dc->in_callback = NULL;
 	if (dc->armed && dc->ds->bts_index >= dc->ds->bts_interrupt_threshold)
 		ds_drain(dc, current);
-	ds_unhold(dc, bits);
+	ds_restart(dc, bits);
 	if (act == DS_OVERFLOW_SUSPEND)
 		WRITE_ONCE(c->suspended, true);
 	atomic_set(&c->notified, 0);

@@ -176,6 +176,84 @@ static void ds_test_owed_pmi(struct kunit *test)
 			    "a second NMI was claimed for the same PMI");
 }
 
+/* What ds_test_restart_window() found. */
+static struct {
+	bool	armed;
+	bool	traced;
+	int	nmi;
+} ds_test_window;
+
+/*
+ * ds_hw_write() with an NMI right after it, once armed, where an NMI held
+ * back while the hardware was stopped arrives (under TCG a DEBUGCTL write
+ * ends a block, and interrupts are taken between blocks).
+ */
+static void ds_test_hw_write_then_nmi(u64 bits)
+{
+	update_debugctlmsr((get_debugctlmsr() & ~DS_DEBUGCTL_OWNED) | bits);
+	if (!ds_test_window.armed)
+		return;
+	ds_test_window.armed = false;
+	__ds_nmi_enter();
+	ds_test_window.traced = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	ds_test_window.nmi = ds_nmi(NMI_LOCAL, NULL);
+	__ds_nmi_exit();
+}
+
+/*
+ * The layer's own code filled the sub-buffer to its threshold while it
+ * held the hardware (staged records, an overflow callback), and an NMI
+ * comes as the hardware restarts: it runs untraced and drains, or the
+ * hardware would overrun the sub-buffer with no PMI to come.
+ */
+static void ds_test_restart_window(struct kunit *test)
+{
+	int allowed = ds_kernel_recording, cpu;
+	struct ds_bts_area *hw;
+	struct ds_consumer *c;
+	struct ds_cpu *dc;
+	bool owned, full_after;
+	u64 bits;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	migrate_disable();
+	cpu = smp_processor_id();
+	dc = this_cpu_ptr(&ds_cpu);
+	hw = (struct ds_bts_area *)dc->ds;
+	WRITE_ONCE(ds_kernel_recording, 1);
+	c = ds_test_request(test, cpu, DS_PRIV_KERNEL, DS_MODE_CONTINUOUS, 0);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+	/* Switched out and in again: the layer knows whose records these are. */
+	schedule_timeout_uninterruptible(1);
+	kunit_activate_static_stub(test, ds_hw_write,
+				   ds_test_hw_write_then_nmi);
+
+	local_irq_disable();
+	owned = dc->owner == current;
+	bits = ds_hold(dc);
+	ds_test_fill_to_threshold(dc);
+	ds_test_window.armed = true;
+	ds_restart(dc, bits);
+	full_after = hw->index >= hw->threshold;
+	local_irq_enable();
+
+	kunit_deactivate_static_stub(test, ds_hw_write);
+	ds_release_bts(c);
+	migrate_enable();
+
+	KUNIT_ASSERT_TRUE_MSG(test, owned, "the layer knows the CPU runs us");
+	KUNIT_EXPECT_NE_MSG(test, bits, 0, "a kernel consumer's CPU traces");
+	KUNIT_ASSERT_FALSE_MSG(test, ds_test_window.armed,
+			       "the restart wrote no DEBUGCTL");
+	KUNIT_EXPECT_FALSE_MSG(test, ds_test_window.traced,
+			       "the NMI's handlers ran traced");
+	KUNIT_EXPECT_EQ_MSG(test, ds_test_window.nmi, NMI_HANDLED,
+			    "the PMI of the full sub-buffer was not claimed");
+	KUNIT_EXPECT_FALSE_MSG(test, full_after,
+			       "the NMI left the full sub-buffer to overrun");
+}
+
 /* What ds_test_late_handler() saw in the handler and after the NMI. */
 static struct {
 	bool	armed;
@@ -765,6 +843,7 @@ static void ds_test_pebs_fields(struct kunit *test)
 static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
 	KUNIT_CASE(ds_test_owed_pmi),
+	KUNIT_CASE(ds_test_restart_window),
 	KUNIT_CASE(ds_test_late_handler),
 	KUNIT_CASE(ds_test_resume_migrating),
 	KUNIT_CASE(ds_test_markers),
