@@ -197,9 +197,11 @@ int printer_finish(struct printer *pr);
 bool printer_exit(struct printer *pr, int *status, const char **cmd);
 void printer_free(struct printer *pr);
 
-/* syscalls.c, generated from the kernel headers by gen-syscalls.sh */
+/* syscalls.c, generated from the kernel's tables by gen-syscalls.sh */
 extern const char *const syscalls_64[];
 extern const unsigned int nr_syscalls_64;
+extern const char *const syscalls_x32[];
+extern const unsigned int nr_syscalls_x32;
 extern const char *const syscalls_32[];
 extern const unsigned int nr_syscalls_32;
 

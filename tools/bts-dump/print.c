@@ -510,11 +510,19 @@ static bool syscall_nr(struct printer *pr, struct thread *t, u64 entry,
 	return state == 1;
 }
 
-static const char *syscall_name(u64 nr, bool abi64)
+/* The name of system call @nr of @abi (enum bts_syscall_abi), or NULL. */
+static const char *syscall_name(u64 nr, unsigned int abi)
 {
-	if (abi64)
+	switch (abi) {
+	case BTS_ABI_X86_64:
 		return nr < nr_syscalls_64 ? syscalls_64[nr] : NULL;
-	return nr < nr_syscalls_32 ? syscalls_32[nr] : NULL;
+	case BTS_ABI_X32:
+		return nr < nr_syscalls_x32 ? syscalls_x32[nr] : NULL;
+	case BTS_ABI_I386:
+		return nr < nr_syscalls_32 ? syscalls_32[nr] : NULL;
+	default:
+		return NULL;
+	}
 }
 
 static bool is(const char *name, const char *a, const char *b)
@@ -560,7 +568,7 @@ static void kernel_decode(struct printer *pr, struct thread *t,
 		k->have_nr = true;
 		k->nr = k->abi == BTS_ABI_X32 ?
 			k->orig_ax & ~(u64)X32_SYSCALL_BIT : k->orig_ax;
-		k->name = syscall_name(k->nr, k->abi != BTS_ABI_I386);
+		k->name = syscall_name(k->nr, k->abi);
 	} else if (k->kind == BTS_ENTRY_SYSCALL && have_in &&
 		   (in.kind == INSN_SYSCALL || in.kind == INSN_SYSENTER ||
 		    (in.kind == INSN_INT && in.vector == 0x80))) {
@@ -569,7 +577,8 @@ static void kernel_decode(struct printer *pr, struct thread *t,
 		/* int $0x80 and sysenter are the i386 ABI, from any code. */
 		if (k->have_nr)
 			k->name = syscall_name(k->nr,
-					       in.kind == INSN_SYSCALL && in.is64);
+					       in.kind == INSN_SYSCALL && in.is64 ?
+					       BTS_ABI_X86_64 : BTS_ABI_I386);
 	}
 
 	if (!k->entry || !k->resume) {

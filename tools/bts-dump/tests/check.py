@@ -546,7 +546,9 @@ def test_resume_unseen():
 def test_kernel_detail():
     """KERNEL records with the kernel's detail: its system call number
     and ABI win over the code's (raw_write's eax says write), x32's flag
-    bit and the i386 table are honoured, an exception's error code and
+    bit, x32's own numbers and the i386 table are honoured, names come
+    from the kernel's tables (mseal, 462, is newer than Debian 12's
+    headers), an exception's error code and
     the time come out in JSONL; a detail survives THREAD framing between
     it and its record, and one of an unknown layout, or not followed by
     its record, is skipped."""
@@ -561,6 +563,13 @@ def test_kernel_detail():
         rg.kernel_detail(rg.ABI_X32, 0x40000000 | 1, t0 + 1),
         rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
         rg.kernel_detail(rg.ABI_I386, 20, t0 + 2),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_indirect", 3),
+                  a("raw_indirect", 5)),
+        rg.kernel_detail(rg.ABI_X86_64, 462, t0 + 5),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+        rg.kernel_detail(rg.ABI_X32, 0x40000000 | 512, t0 + 6),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+        rg.kernel_detail(rg.ABI_I386, 462, t0 + 7),
         rg.kernel(rg.ENTRY_SYSCALL, a("raw_indirect", 3),
                   a("raw_indirect", 5)),
         rg.kernel_detail(rg.ABI_NONE, 6, t0 + 3),
@@ -585,6 +594,9 @@ def test_kernel_detail():
     want = [("getpid", 39, "x86_64", None, t0),
             ("write", 1, "x32", None, t0 + 1),
             ("getpid", 20, "i386", None, t0 + 2),
+            ("mseal", 462, "x86_64", None, t0 + 5),
+            ("rt_sigaction", 512, "x32", None, t0 + 6),
+            ("mseal", 462, "i386", None, t0 + 7),
             (None, None, None, 6, t0 + 3),
             ("write", 1, None, None, None),
             ("write", 1, None, None, None)]
