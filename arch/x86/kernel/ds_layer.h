@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What ds.c, which owns the hardware and the consumers, offers the other
- * files of the Debug Store layer: ds_annotate.c (markers and the other
- * annotations staged among the branches) and ds_maps.c.
+ * What the files of the Debug Store layer share: ds.c, which owns the
+ * hardware and produces the streams; ds_consumer.c, the consumers' side;
+ * ds_annotate.c (markers and the other annotations staged among the
+ * branches) and ds_maps.c.
  */
 #ifndef __X86_KERNEL_DS_LAYER_H
 #define __X86_KERNEL_DS_LAYER_H
 
 #include <linux/irq_work.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
@@ -15,6 +17,7 @@
 #include <linux/wait.h>
 #include <uapi/linux/bts.h>
 #include <asm/ds.h>
+#include <asm/intel_ds.h>
 
 #include "ds_core.h"
 
@@ -44,6 +47,9 @@
  *	about, @marker_wanted whether the glob takes it (valid once
  *	@marker_cached); written by the writer of the event, the task or on
  *	the CPU the consumer traces, with interrupts off
+ * @marker_gen: see @marker_id
+ * @marker_wanted: see @marker_id
+ * @marker_cached: see @marker_id
  */
 struct ds_consumer {
 	struct ds_stream	stream;
@@ -122,6 +128,92 @@ struct ds_cpu {
 };
 
 DECLARE_PER_CPU(struct ds_cpu, ds_cpu);
+
+/* Records per staging sub-buffer: half the cpu_entry_area slot. */
+#define DS_STAGING_RECORDS	(DS_STAGING_SIZE / sizeof(struct bts_record) / 2)
+
+/*
+ * Lossless streams get room beyond their size for what a task can produce
+ * between the drain that finds the stream full and the task's return to
+ * user mode, where it waits: at most two sub-buffers.
+ */
+#define DS_LOSSLESS_HEADROOM	(2 * DS_STAGING_RECORDS)
+
+/* Records of a stretch in the kernel: BTS_PSEUDO_KERNEL and its detail. */
+#define DS_KERNEL_TIME_RECORDS	2
+
+/**
+ * struct ds_hw_caps - what the CPUs have
+ * @bts: BTS into a 64-bit DS save area
+ * @ds_cpl: privilege filtering (DS-CPL)
+ * @pebs: PEBS, for the boot log (perf's PEBS code makes its own choices
+ *	from the same bits)
+ * @pebs_format: PEBS's record format, likewise
+ */
+struct ds_hw_caps {
+	bool	bts;
+	bool	ds_cpl;
+	bool	pebs;
+	u8	pebs_format;
+};
+
+extern struct ds_hw_caps ds_hw;
+
+/* Serializes requests, releases and hotplug. */
+extern struct mutex ds_mutex;
+/* Consumers in existence: the hardware side is up while non-zero. */
+extern unsigned int ds_nr_consumers;
+
+static inline bool ds_consumer_on(const struct ds_consumer *c)
+{
+	return !READ_ONCE(c->suspended);
+}
+
+/*
+ * Bring up the hardware side for the first consumer; arm the CPUs @cfg
+ * needs that are not (a hotplug allocation failed); let it go after the
+ * last.  Context: ds_mutex, cpus_read_lock (ds_stop(): ds_mutex).
+ */
+int ds_start(void);
+int ds_arm_missing(const struct ds_bts_config *cfg);
+void ds_stop(void);
+
+/* What ds_sync() does on the producing CPU, between drain and restart. */
+enum ds_sync_change {
+	DS_SYNC_NONE,
+	DS_SYNC_SUSPEND,
+	DS_SYNC_RESUME,
+};
+
+struct ds_sync_arg {
+	struct ds_consumer	*c;
+	enum ds_sync_change	change;
+	bool			done;
+};
+
+/*
+ * Bring a consumer's stream up to date and apply @change at that point of
+ * its trace: ds_sync() from anywhere (may sleep), ds_sync_fn() on the
+ * producing CPU with interrupts off, ds_sync_local() for all of this CPU's
+ * streams.
+ */
+void ds_sync(struct ds_consumer *c, enum ds_sync_change change);
+void ds_sync_fn(void *arg);
+void ds_sync_local(void *unused);
+
+/* The overflow callback's irq_work, on the producing CPU. */
+void ds_notify_fn(struct irq_work *work);
+
+/* Drop a reference to @c; the last frees it. */
+void ds_consumer_put(struct ds_consumer *c);
+
+/*
+ * The records of current's stretch in the kernel that ends at @resume_to;
+ * forget its entry from user mode (the stretch went unseen).
+ */
+void ds_kernel_time(u64 resume_to,
+		    struct bts_record rec[DS_KERNEL_TIME_RECORDS]);
+void ds_entry_unseen(struct thread_struct *t);
 
 /*
  * The active consumers of @dc and @task (NULL: none), whose streams the
