@@ -346,13 +346,16 @@ def recorder_placement(recs, diag):
     after it returns to the instruction after that, and only kernel
     branches come between; in a recorder of the user side only, the record
     after it is the stretch in the kernel from that address back to the
-    next instruction."""
+    next instruction.  The task may be switched out and in again in its
+    system call, after the marker: the switch back comes between (@recs
+    are the task's own, so the switches away are not among them)."""
     ok = True
     for i, (_, text) in enumerate(recs):
         if not text.startswith("-- event "):
             continue
         ev = parse_event(text)
-        nxt = recs[i + 1][1] if i + 1 < len(recs) else ""
+        nxt = next((t for _, t in recs[i + 1:]
+                    if not t.startswith("-- switch to ")), "")
         stretch = KERNEL_STRETCH.match(nxt)
         if stretch or nxt.startswith("-- kernel "):
             if not stretch or int(stretch.group(1), 16) != ev["at"] or \
