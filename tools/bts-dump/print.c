@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The sink that decodes records and prints them.
+ * The sink that decodes records, and hands what they say to an output
+ * (print.h).
  *
  * Records come as /dev/bts gives them: runs of one thread's records, each
- * after a THREAD record, threads interleaved.  Text output follows that
- * order and starts each run with a "[tid N pid P]" header, so nothing is
- * buffered however long the trace.  Each thread keeps what decoding needs
- * across its runs: where its current straight-line block began, the last
- * few blocks (system call numbers are found by decoding back from the
- * system call instruction to the "mov $nr, %eax"), the calls it is in
- * and, for --calls, its function.
+ * after a THREAD record, threads interleaved.  The outputs follow that
+ * order, so nothing is buffered however long the trace.  Each thread
+ * keeps what decoding needs across its runs: where its current
+ * straight-line block began, the last few blocks (system call numbers are
+ * found by decoding back from the system call instruction to the
+ * "mov $nr, %eax") and the calls it is in.
  *
  * The calls a thread is in are a stack of the return addresses its calls
  * pushed, as perf's thread stacks and gdb's btrace keep: a return pops to
@@ -17,7 +17,8 @@
  * a longjmp() or an exception, which jump out of calls, or a "call 1f;
  * 1: pop", which never returns, the next return puts the depth right.  A
  * return to no address on the stack (the trace began in the callee, or
- * the return address was changed) pops one call.
+ * the return address was changed) pops one call.  A signal handler runs
+ * a call deeper than the code it interrupted, until its sigreturn.
  */
 #define _GNU_SOURCE
 #include <err.h>
@@ -25,41 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bts-dump.h"
+#include "print.h"
 
-#define THREAD_HASH	1024
-/* Blocks of each thread kept for finding system call numbers. */
-#define HIST		8
-/* The longest block decoded, in bytes: longer ones are not straight. */
-#define MAX_BLOCK	(64U * 1024)
-/* --calls: indentation stops growing at this depth. */
-#define MAX_INDENT	100
 /* Calls a thread's stack keeps; past it, the outermost are forgotten. */
 #define MAX_FRAMES	(64U * 1024)
-/* Not a return address: a signal handler's frame, left by sigreturn. */
-#define SIGNAL_FRAME	1
-
-/* A call the thread is in. */
-struct frame {
-	u64 site;		/* the call instruction, or where a signal came */
-	u64 ret;		/* its return address, or SIGNAL_FRAME */
-};
-
-/* Straight-line code [start, end) that ran; end == 0: unknown code. */
-struct block {
-	u64 start;
-	u64 end;
-};
-
-/* What the details before a BTS_PSEUDO_MAP record said. */
-struct map_details {
-	unsigned int file_have;		/* BTS_DETAIL_MAP_FILE parts */
-	unsigned int id_have;		/* BTS_DETAIL_MAP_BUILD_ID details */
-	unsigned int name_have;		/* BTS_DETAIL_MAP_NAME details */
-	u64 offset, inode, dev, mtime;
-	unsigned char build_id[32];
-	char name[BTS_MAP_NAME_MAX];
-};
 
 /*
  * Forget the details: the masks say what is there, so clearing them is
@@ -72,94 +42,9 @@ static inline void map_details_clear(struct map_details *d)
 	d->name_have = 0;
 }
 
-struct thread {
-	u32 tid;
-	u32 pid;
-	struct proc *proc;
-	/* where the current block started; 0 if unknown */
-	u64 at;
-	/*
-	 * With @at 0 after a stay in the kernel whose resume was not seen
-	 * (the kernel's records kept out of the hardware's buffer): where
-	 * the thread most likely resumed, past the system call or at the
-	 * faulting instruction.  Only a guess, for the one use that checks
-	 * it: the straight-line code to the next system call must lead
-	 * there (syscall_nr()).
-	 */
-	u64 likely_at;
-	struct block hist[HIST];
-	unsigned int nhist;
-	unsigned int head;
-	/* the calls the thread is in, innermost last */
-	struct frame *frames;
-	unsigned int nframes;
-	unsigned int frames_cap;
-	/* --calls: the function last printed */
-	char *func;
-	/* --trigger: the last lines printed, window_top the next slot */
-	char **window;
-	unsigned int window_top;
-	/* the BTS_PSEUDO_DETAIL record of the next KERNEL record, if any */
-	bool have_detail;
-	struct bts_record detail;
-	/* the payload details of the next MARKER record: which, and theirs */
-	unsigned int payload_have;
-	unsigned char payload[BTS_MARKER_PAYLOAD_MAX];
-	/* the details of the next MAP record: which, and theirs */
-	struct map_details map;
-	struct thread *next;
-};
-
 struct stream {
 	u32 id;
 	struct thread *t;
-};
-
-struct printer {
-	struct sink sink;
-	FILE *out;
-	struct print_opts opts;
-	struct syms *syms;
-	struct thread *threads[THREAD_HASH];
-	struct stream *streams;
-	size_t nstreams;
-	/* the thread whose header was printed last */
-	const struct thread *shown;
-	struct events *events;
-	/* --trigger: where a record prints, to go to its thread's window */
-	FILE *scratch;
-	char *scratch_buf;
-	size_t scratch_size;
-	bool have_exit;
-	int exit_status;
-	char *exit_cmd;
-};
-
-/* How execution went on after a stretch in the kernel. */
-enum resume {
-	RESUME_NORMAL,		/* where it would have without a signal */
-	RESUME_UNKNOWN,		/* cannot tell */
-	RESUME_SIGNAL,		/* a signal handler */
-	RESUME_SIGRETURN,	/* a signal handler returned */
-	RESUME_EXEC,		/* a new program */
-};
-
-struct kernel {
-	unsigned int kind;
-	unsigned int vector;
-	u64 entry;
-	u64 resume;
-	/* the block before it ends here (exclusive) */
-	u64 end;
-	bool have_nr;
-	u64 nr;
-	const char *name;
-	enum resume how;
-	/* from the kernel's detail (BTS_DETAIL_KERNEL_ENTRY), if it came */
-	bool have_detail;
-	unsigned int abi;
-	u64 orig_ax;
-	u64 time;
 };
 
 static const struct {
@@ -205,21 +90,36 @@ static const char *const entry_kinds[] = {
 	[BTS_ENTRY_INTERRUPT] = "interrupt",
 };
 
-static void thread_reset(struct thread *t)
+const char *entry_kind_name(unsigned int kind)
+{
+	return entry_kinds[kind < ARRAY_SIZE(entry_kinds) ? kind :
+			   BTS_ENTRY_UNKNOWN];
+}
+
+/* The ABI's name, or NULL for none. */
+const char *syscall_abi_name(unsigned int abi)
+{
+	return abi != BTS_ABI_NONE && abi < ARRAY_SIZE(syscall_abis) ?
+	       syscall_abis[abi] : NULL;
+}
+
+static void window_free(struct printer *pr, struct thread *t);
+
+/* The thread starts over: forget all it was doing. */
+static void thread_reset(struct printer *pr, struct thread *t)
 {
 	t->at = 0;
 	t->likely_at = 0;
 	t->nhist = 0;
 	t->head = 0;
 	t->nframes = 0;
-	free(t->func);
-	t->func = NULL;
 	t->have_detail = false;
 	t->payload_have = 0;
 	map_details_clear(&t->map);
+	if (pr->output->thread_free)
+		pr->output->thread_free(pr, t);
+	t->out = NULL;
 }
-
-static void window_free(struct printer *pr, struct thread *t);
 
 static struct thread *thread_get(struct printer *pr, u32 tid,
 				 u32 pid)
@@ -233,7 +133,7 @@ static struct thread *thread_get(struct printer *pr, u32 tid,
 			/* The id was reused by another process. */
 			t->pid = pid;
 			t->proc = proc_get(pr->syms, pid);
-			thread_reset(t);
+			thread_reset(pr, t);
 			window_free(pr, t);
 			if (pr->shown == t)
 				pr->shown = NULL;
@@ -273,196 +173,6 @@ static void push_block(struct thread *t, u64 start, u64 end)
 	t->head = (t->head + 1) % HIST;
 	if (t->nhist < HIST)
 		t->nhist++;
-}
-
-/* A valid UTF-8 sequence's length at @p, or 0. */
-static int utf8_len(const unsigned char *p)
-{
-	u32 cp;
-	int n, i;
-
-	if (*p < 0xc2)
-		return 0;
-	if (*p < 0xe0) {
-		n = 2;
-		cp = *p & 0x1f;
-	} else if (*p < 0xf0) {
-		n = 3;
-		cp = *p & 0x0f;
-	} else if (*p < 0xf5) {
-		n = 4;
-		cp = *p & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
-/* The body of a JSON string: symbol and file names are whatever ELF says. */
-static void json_esc(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	int n;
-
-	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			putc('\\', f);
-			putc(*p++, f);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\u%04x", *p++);
-		} else if (*p < 0x80) {
-			putc(*p++, f);
-		} else {
-			n = utf8_len(p);
-			if (n) {
-				fwrite(p, 1, n, f);
-				p += n;
-			} else {
-				fputs("\\ufffd", f);
-				p++;
-			}
-		}
-	}
-}
-
-static void header(struct printer *pr, const struct thread *t)
-{
-	/* --trigger prints each window under a header of its own. */
-	if (pr->shown == t || pr->opts.window)
-		return;
-	fprintf(pr->out, "[tid %u pid %u]\n", t->tid, t->pid);
-	pr->shown = t;
-}
-
-/*
- * Every branch prints two addresses: without fprintf()'s format parsing
- * and locking, which were a third of the time it took to print them.
- */
-static void put_hex(FILE *f, u64 v)
-{
-	char buf[18], *p = buf + sizeof(buf);
-
-	do {
-		*--p = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	*--p = 'x';
-	*--p = '0';
-	fwrite_unlocked(p, 1, buf + sizeof(buf) - p, f);
-}
-
-static void put_dec(FILE *f, unsigned int v)
-{
-	char buf[10], *p = buf + sizeof(buf);
-
-	do {
-		*--p = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	fwrite_unlocked(p, 1, buf + sizeof(buf) - p, f);
-}
-
-static void text_addr(struct printer *pr, struct thread *t, u64 addr)
-{
-	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
-	FILE *f = pr->out;
-
-	put_hex(f, addr);
-	if (ai->sym) {
-		putc_unlocked(' ', f);
-		fputs_unlocked(ai->sym, f);
-		if (ai->sym_off) {
-			putc_unlocked('+', f);
-			put_hex(f, ai->sym_off);
-		}
-	} else if (ai->mod) {
-		putc_unlocked(' ', f);
-		fputs_unlocked(ai->mod, f);
-		putc_unlocked('+', f);
-		put_hex(f, ai->mod_off);
-	}
-	if (ai->src) {
-		fputs_unlocked(" (", f);
-		fputs_unlocked(ai->src, f);
-		putc_unlocked(':', f);
-		put_dec(f, ai->line);
-		putc_unlocked(')', f);
-	}
-}
-
-static void json_begin(struct printer *pr, const struct thread *t,
-		       const char *kind)
-{
-	fprintf(pr->out, "{\"tid\":%u,\"pid\":%u,\"kind\":\"%s\"", t->tid,
-		t->pid, kind);
-}
-
-static void json_addr(struct printer *pr, struct thread *t, const char *key,
-		      u64 addr)
-{
-	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
-	FILE *f = pr->out;
-
-	fprintf(f, ",\"%s\":\"0x%llx\"", key, (unsigned long long)addr);
-	if (ai->sym) {
-		fprintf(f, ",\"%s_sym\":\"", key);
-		json_esc(f, ai->sym);
-		if (ai->sym_off)
-			fprintf(f, "+0x%llx", (unsigned long long)ai->sym_off);
-		putc('"', f);
-	}
-	if (ai->src) {
-		fprintf(f, ",\"%s_src\":\"", key);
-		json_esc(f, ai->src);
-		fprintf(f, ":%d\"", ai->line);
-	}
-	if (ai->mod) {
-		fprintf(f, ",\"%s_dso\":\"", key);
-		json_esc(f, ai->mod);
-		putc('"', f);
-	}
-}
-
-/* --insn: the instructions of [start, end), or why they are not shown. */
-static void print_block(struct printer *pr, struct thread *t, u64 start,
-			u64 end)
-{
-	const struct addr_info *ai;
-	const struct insn *in;
-	u64 a;
-
-	if (!start || end == start)
-		return;
-	if (end < start || end - start > MAX_BLOCK) {
-		fprintf(pr->out, "    [no straight-line code from 0x%llx to 0x%llx]\n",
-			(unsigned long long)start, (unsigned long long)end);
-		return;
-	}
-	for (a = start; a < end; a += in->len) {
-		ai = proc_addr(pr->syms, t->proc, a);
-		in = proc_insn(pr->syms, t->proc, a);
-		if (!in) {
-			fprintf(pr->out, "    [no code at 0x%llx]\n",
-				(unsigned long long)a);
-			return;
-		}
-		fprintf(pr->out, "    0x%llx", (unsigned long long)a);
-		if (ai->sym)
-			fprintf(pr->out, " %s+0x%llx", ai->sym,
-				(unsigned long long)ai->sym_off);
-		fprintf(pr->out, ": %s\n", in->text);
-	}
-	if (a != end)
-		fprintf(pr->out, "    [no straight-line code to 0x%llx]\n",
-			(unsigned long long)end);
 }
 
 /*
@@ -642,45 +352,6 @@ static void kernel_what(const struct kernel *k, char *buf, size_t n)
 	}
 }
 
-static void calls_indent(struct printer *pr, const struct thread *t, int extra)
-{
-	unsigned int d = t->nframes + extra;
-
-	fprintf(pr->out, "%*s", 2 * (d < MAX_INDENT ? d : MAX_INDENT), "");
-}
-
-/* --calls: a line for the function at @addr, unless it is the current one. */
-static void calls_line(struct printer *pr, struct thread *t, u64 addr,
-		       bool force)
-{
-	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
-	const char *name;
-	char buf[32];
-
-	if (ai->sym) {
-		name = ai->sym;
-	} else if (ai->mod) {
-		name = ai->mod;
-	} else {
-		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
-		name = buf;
-	}
-	if (!force && t->func && !strcmp(t->func, name))
-		return;
-	header(pr, t);
-	calls_indent(pr, t, 0);
-	fprintf(pr->out, "%s\n", name);
-	free(t->func);
-	t->func = xstrdup(name);
-}
-
-static void calls_note(struct printer *pr, struct thread *t, const char *what)
-{
-	header(pr, t);
-	calls_indent(pr, t, 1);
-	fprintf(pr->out, "-- %s\n", what);
-}
-
 static void push_frame(struct thread *t, u64 site, u64 ret)
 {
 	if (t->nframes == MAX_FRAMES) {
@@ -721,46 +392,52 @@ static void track_calls(struct thread *t, enum insn_kind kind,
 		t->nframes--;
 }
 
-/* Where the function the thread runs in was called, or 0 if unknown. */
-static u64 call_site(const struct thread *t)
+/*
+ * Where the function the thread runs in was called, or 0 if unknown (or
+ * it is a signal handler, which the kernel called).
+ */
+u64 call_site(const struct thread *t)
 {
-	return t->nframes ? t->frames[t->nframes - 1].site : 0;
+	const struct frame *f = t->nframes ? &t->frames[t->nframes - 1] : NULL;
+
+	return f && f->ret != SIGNAL_FRAME ? f->site : 0;
+}
+
+/*
+ * The name of the function at @addr, as call trees show it: its symbol,
+ * else its file's name, else the address (in @buf).
+ */
+const char *func_name(struct printer *pr, struct thread *t, u64 addr,
+		      char *buf, size_t len)
+{
+	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
+
+	if (ai->sym)
+		return ai->sym;
+	if (ai->mod)
+		return ai->mod;
+	snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+	return buf;
 }
 
 static void on_branch(struct printer *pr, struct thread *t,
 		      const struct bts_record *r)
 {
-	enum insn_kind kind = INSN_JUMP;
+	struct branch b = {
+		.from = r->from,
+		.to = r->to,
+		.depth = t->nframes,
+	};
 	unsigned int len;
-	u64 end = 0;
 
-	if (proc_insn_kind(pr->syms, t->proc, r->from, &kind, &len))
-		end = r->from + len;
+	if (proc_insn_kind(pr->syms, t->proc, r->from, &b.kind, &len))
+		b.end = r->from + len;
 	else
-		kind = INSN_JUMP;
-
-	if (pr->opts.calls) {
-		/* Got here unseen: the start, or after the kernel. */
-		calls_line(pr, t, r->from, false);
-		track_calls(t, kind, r, end);
-		calls_line(pr, t, r->to, kind == INSN_CALL || kind == INSN_RET);
-	} else if (pr->opts.format == FORMAT_JSONL) {
-		json_begin(pr, t, "branch");
-		json_addr(pr, t, "from", r->from);
-		json_addr(pr, t, "to", r->to);
-		fputs("}\n", pr->out);
-	} else {
-		header(pr, t);
-		if (pr->opts.insn)
-			print_block(pr, t, t->at, end ? end : r->from + 1);
-		text_addr(pr, t, r->from);
-		fputs_unlocked(" -> ", pr->out);
-		text_addr(pr, t, r->to);
-		putc_unlocked('\n', pr->out);
-	}
-	if (!pr->opts.calls)
-		track_calls(t, kind, r, end);
-	push_block(t, t->at, end);
+		b.kind = INSN_JUMP;
+	track_calls(t, b.kind, r, b.end);
+	if (pr->output->branch)
+		pr->output->branch(pr, t, &b);
+	push_block(t, t->at, b.end);
 	t->at = r->to;
 	t->likely_at = 0;
 }
@@ -768,76 +445,20 @@ static void on_branch(struct printer *pr, struct thread *t,
 static void on_kernel(struct printer *pr, struct thread *t,
 		      const struct bts_record *r)
 {
-	FILE *f = pr->out;
 	struct kernel k;
-	char what[96];
 
 	kernel_decode(pr, t, r, &k);
-	kernel_what(&k, what, sizeof(what));
-	if (pr->opts.calls) {
-		if (k.kind == BTS_ENTRY_SYSCALL)
-			calls_note(pr, t, what);
-		/* A handler runs a level deeper, which its return leaves. */
-		if (k.how == RESUME_SIGNAL) {
-			calls_note(pr, t, "signal handler entry");
-			push_frame(t, k.entry, SIGNAL_FRAME);
-			calls_line(pr, t, k.resume, true);
-		} else if (k.how == RESUME_SIGRETURN) {
-			pop_frames(t, SIGNAL_FRAME);
-			calls_line(pr, t, k.resume, true);
-		} else if (k.how == RESUME_EXEC) {
-			t->nframes = 0;
-			calls_line(pr, t, k.resume, true);
-		}
-	} else if (pr->opts.format == FORMAT_JSONL) {
-		json_begin(pr, t, "kernel");
-		fprintf(f, ",\"entry\":\"%s\"",
-			entry_kinds[k.kind < ARRAY_SIZE(entry_kinds) ?
-				    k.kind : BTS_ENTRY_UNKNOWN]);
-		if (k.kind == BTS_ENTRY_EXCEPTION ||
-		    k.kind == BTS_ENTRY_INTERRUPT)
-			fprintf(f, ",\"vector\":%u", k.vector);
-		if (k.entry)
-			json_addr(pr, t, "from", k.entry);
-		if (k.resume)
-			json_addr(pr, t, "to", k.resume);
-		if (k.name)
-			fprintf(f, ",\"syscall\":\"%s\"", k.name);
-		if (k.have_nr)
-			fprintf(f, ",\"syscall_nr\":%llu",
-				(unsigned long long)k.nr);
-		if (k.abi != BTS_ABI_NONE && k.abi < ARRAY_SIZE(syscall_abis))
-			fprintf(f, ",\"abi\":\"%s\"", syscall_abis[k.abi]);
-		if (k.kind == BTS_ENTRY_EXCEPTION && k.have_detail &&
-		    k.orig_ax != ~0ULL)
-			fprintf(f, ",\"error_code\":%llu",
-				(unsigned long long)k.orig_ax);
-		if (k.have_detail)
-			fprintf(f, ",\"time\":%llu", (unsigned long long)k.time);
-		if (k.how == RESUME_SIGNAL)
-			fputs(",\"signal\":true", f);
-		fputs("}\n", f);
-	} else {
-		header(pr, t);
-		if (pr->opts.insn)
-			print_block(pr, t, t->at, k.end);
-		fprintf(f, "-- %s", what);
-		if (k.entry) {
-			fputs(" at ", f);
-			text_addr(pr, t, k.entry);
-		}
-		if (k.resume && k.how != RESUME_NORMAL &&
-		    k.how != RESUME_SIGNAL) {
-			fputs(" -> ", f);
-			text_addr(pr, t, k.resume);
-		}
-		putc('\n', f);
-		if (k.how == RESUME_SIGNAL) {
-			fputs("-- signal handler entry -> ", f);
-			text_addr(pr, t, k.resume);
-			putc('\n', f);
-		}
-	}
+	kernel_what(&k, k.what, sizeof(k.what));
+	k.depth = t->nframes;
+	/* A handler runs a level deeper, which its return leaves. */
+	if (k.how == RESUME_SIGNAL)
+		push_frame(t, k.entry, SIGNAL_FRAME);
+	else if (k.how == RESUME_SIGRETURN)
+		pop_frames(t, SIGNAL_FRAME);
+	else if (k.how == RESUME_EXEC)
+		t->nframes = 0;
+	if (pr->output->kernel)
+		pr->output->kernel(pr, t, &k);
 	push_block(t, t->at, k.end);
 	/* The kernel returns a system call's result, or a signal's, in eax. */
 	if (k.kind == BTS_ENTRY_SYSCALL || k.how != RESUME_NORMAL)
@@ -850,34 +471,24 @@ static void on_lost(struct printer *pr, struct thread *t,
 		    const struct bts_record *r)
 {
 	unsigned int arg = BTS_PSEUDO_ARG(r->from);
-	const char *why = arg == BTS_LOST_OVERRUN ? "overrun" :
-			  arg == BTS_LOST_UNTRACED ? "untraced" : NULL;
-	char what[96];
+	struct lost l = { .count = r->to };
 
 	/* Mapping changes may be among what was lost. */
 	proc_trace_gap(pr->syms, t->proc);
-	if (arg == BTS_LOST_OVERRUN)
-		snprintf(what, sizeof(what),
+	if (arg == BTS_LOST_OVERRUN) {
+		l.reason = "overrun";
+		snprintf(l.what, sizeof(l.what),
 			 "lost records: the hardware's buffer overran");
-	else if (arg == BTS_LOST_UNTRACED)
-		snprintf(what, sizeof(what),
+	} else if (arg == BTS_LOST_UNTRACED) {
+		l.reason = "untraced";
+		snprintf(l.what, sizeof(l.what),
 			 "lost records: ran on a CPU that could not trace");
-	else
-		snprintf(what, sizeof(what), "lost %llu records",
-			 (unsigned long long)r->to);
-	if (pr->opts.calls) {
-		calls_note(pr, t, what);
-	} else if (pr->opts.format == FORMAT_JSONL) {
-		json_begin(pr, t, "lost");
-		if (why)
-			fprintf(pr->out, ",\"reason\":\"%s\"}\n", why);
-		else
-			fprintf(pr->out, ",\"count\":%llu}\n",
-				(unsigned long long)r->to);
 	} else {
-		header(pr, t);
-		fprintf(pr->out, "-- %s\n", what);
+		snprintf(l.what, sizeof(l.what), "lost %llu records",
+			 (unsigned long long)r->to);
 	}
+	if (pr->output->lost)
+		pr->output->lost(pr, t, &l);
 	t->at = 0;
 	t->likely_at = 0;
 	t->nhist = 0;
@@ -905,71 +516,6 @@ static void on_marker_payload(struct thread *t, const struct bts_record *r)
 	t->payload_have |= 1U << i;
 }
 
-/* A function and its source line, for "in": "main (prog.c:5)". */
-static void text_where(struct printer *pr, struct thread *t, u64 addr)
-{
-	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
-
-	if (ai->sym)
-		fputs(ai->sym, pr->out);
-	else if (ai->mod)
-		fprintf(pr->out, "%s+0x%llx", ai->mod,
-			(unsigned long long)ai->mod_off);
-	else
-		fprintf(pr->out, "0x%llx", (unsigned long long)addr);
-	if (ai->src)
-		fprintf(pr->out, " (%s:%d)", ai->src, ai->line);
-}
-
-/*
- * The text of a marker: the event by name with its fields decoded when its
- * format is known (--markers), by id otherwise with the payload in hex;
- * then where it was written: "in" the function that called the one that
- * made the system call, at the call, or, not knowing that, "at" the system
- * call.
- */
-static void marker_text(struct printer *pr, struct thread *t,
-			const struct bts_record *r, bool have)
-{
-	const struct event_format *e = events_find(pr->events,
-						   BTS_MARKER_ID(r->flags),
-						   BTS_MARKER_GEN(r->flags));
-	unsigned int len = BTS_MARKER_LEN(r->from);
-	unsigned int flags = BTS_MARKER_FLAGS(r->from);
-	bool source = BTS_MARKER_SOURCE(r->from) == BTS_MARKER_USER_EVENT;
-	FILE *f = pr->out;
-	u64 site = call_site(t);
-	unsigned int i;
-
-	if (e)
-		fprintf(f, "-- event u:%s", event_name(e));
-	else
-		fprintf(f, "-- %s %u (generation %u)",
-			source ? "event" : "marker", BTS_MARKER_ID(r->flags),
-			BTS_MARKER_GEN(r->flags));
-	if (flags & BTS_MARKER_NOT_CAPTURED) {
-		fputs(": payload not captured", f);
-	} else if (len && !have) {
-		fputs(": payload not in the trace", f);
-	} else if (e) {
-		event_print_fields(f, e, t->payload, len, false);
-	} else if (len) {
-		fputs(":", f);
-		for (i = 0; i < len; i++)
-			fprintf(f, " %02x", t->payload[i]);
-	}
-	if (flags & BTS_MARKER_TRUNCATED)
-		fputs(" (truncated)", f);
-	if (site) {
-		fputs(" in ", f);
-		text_where(pr, t, site);
-	} else if (r->to) {
-		fputs(" at ", f);
-		text_addr(pr, t, r->to);
-	}
-	putc('\n', f);
-}
-
 /*
  * An event the thread wrote (a user_event): which, where, and its payload
  * if all of it is in the trace (the front of a ring may have cut the
@@ -979,52 +525,17 @@ static void on_marker(struct printer *pr, struct thread *t,
 		      const struct bts_record *r)
 {
 	unsigned int len = BTS_MARKER_LEN(r->from);
-	unsigned int flags = BTS_MARKER_FLAGS(r->from);
-	unsigned int need = (1U << (len + 15) / 16) - 1, i;
-	bool source = BTS_MARKER_SOURCE(r->from) == BTS_MARKER_USER_EVENT;
-	bool have = len <= BTS_MARKER_PAYLOAD_MAX &&
-		    (t->payload_have & need) == need;
-	const struct event_format *e;
-	FILE *f = pr->out;
+	unsigned int need = (1U << (len + 15) / 16) - 1;
+	struct marker m = {
+		.r = r,
+		.event = events_find(pr->events, BTS_MARKER_ID(r->flags),
+				     BTS_MARKER_GEN(r->flags)),
+		.have_payload = len <= BTS_MARKER_PAYLOAD_MAX &&
+				(t->payload_have & need) == need,
+	};
 
-	if (pr->opts.format != FORMAT_JSONL) {
-		header(pr, t);
-		if (pr->opts.calls)
-			calls_indent(pr, t, 1);
-		marker_text(pr, t, r, have);
-		return;
-	}
-	e = events_find(pr->events, BTS_MARKER_ID(r->flags),
-			BTS_MARKER_GEN(r->flags));
-	json_begin(pr, t, "marker");
-	if (source)
-		fputs(",\"source\":\"user_event\"", f);
-	else
-		fprintf(f, ",\"source\":%u", BTS_MARKER_SOURCE(r->from));
-	fprintf(f, ",\"id\":%u,\"gen\":%u", BTS_MARKER_ID(r->flags),
-		BTS_MARKER_GEN(r->flags));
-	if (e) {
-		fputs(",\"event\":\"", f);
-		json_esc(f, event_name(e));
-		putc('"', f);
-	}
-	if (r->to)
-		json_addr(pr, t, "at", r->to);
-	if (call_site(t))
-		json_addr(pr, t, "caller", call_site(t));
-	if (flags & BTS_MARKER_NOT_CAPTURED) {
-		fputs(",\"captured\":false", f);
-	} else if (have) {
-		fputs(",\"payload\":\"", f);
-		for (i = 0; i < len; i++)
-			fprintf(f, "%02x", t->payload[i]);
-		putc('"', f);
-		if (e)
-			event_print_fields(f, e, t->payload, len, true);
-	}
-	if (flags & BTS_MARKER_TRUNCATED)
-		fputs(",\"truncated\":true", f);
-	fputs("}\n", f);
+	if (pr->output->marker)
+		pr->output->marker(pr, t, &m);
 }
 
 /* A detail of the MAP record to come: keep what it says. */
@@ -1079,15 +590,6 @@ static const char *map_name(struct map_details *d)
 	return NULL;
 }
 
-static void put_build_id(FILE *f, const struct map_details *d,
-			 unsigned int len)
-{
-	unsigned int i;
-
-	for (i = 0; i < len; i++)
-		fprintf(f, "%02x", d->build_id[i]);
-}
-
 /*
  * The process's address space changed here: update its mappings, which
  * symbolize every later branch, and show the change if asked to.
@@ -1095,121 +597,59 @@ static void put_build_id(FILE *f, const struct map_details *d,
 static void on_map(struct printer *pr, struct thread *t,
 		   const struct bts_record *r)
 {
-	unsigned int event = BTS_MAP_EVENT(r->from);
-	unsigned int flags = BTS_MAP_FLAGS(r->from);
 	unsigned int id_len = BTS_MAP_BUILD_ID_LEN(r->from);
+	unsigned int id_need = (1U << (id_len + 15) / 16) - 1;
 	struct map_details *d = &t->map;
-	bool file = d->file_have == 3;
-	bool have_id = id_len && id_len <= sizeof(d->build_id) &&
-		       (d->id_have & ((1U << (id_len + 15) / 16) - 1)) ==
-		       (1U << (id_len + 15) / 16) - 1;
-	const char *name = map_name(d);
+	struct map_change c = {
+		.event = BTS_MAP_EVENT(r->from),
+		.start = r->to,
+		.end = r->flags,
+		.flags = BTS_MAP_FLAGS(r->from),
+		.name = map_name(d),
+		.file = d->file_have == 3,
+	};
 	struct mapping m = { 0 };
-	FILE *f = pr->out;
-	const char *what;
 
-	switch (event) {
+	if (c.file) {
+		c.offset = d->offset;
+		c.inode = d->inode;
+		c.dev_major = d->dev >> 32;
+		c.dev_minor = (u32)d->dev;
+	}
+	if (id_len && id_len <= sizeof(d->build_id) &&
+	    (d->id_have & id_need) == id_need) {
+		c.build_id = d->build_id;
+		c.build_id_len = id_len;
+	}
+	switch (c.event) {
 	case BTS_MAP_EXEC:
 		proc_exec(pr->syms, t->proc);
-		what = "exec";
+		c.what = "exec";
 		break;
 	case BTS_MAP_MMAP:
-		m.start = r->to;
-		m.end = r->flags;
-		m.offset = file ? d->offset : 0;
-		m.inode = file ? d->inode : 0;
-		m.dev_major = file ? d->dev >> 32 : 0;
-		m.dev_minor = file ? (u32)d->dev : 0;
+		m.start = c.start;
+		m.end = c.end;
+		m.offset = c.offset;
+		m.inode = c.inode;
+		m.dev_major = c.dev_major;
+		m.dev_minor = c.dev_minor;
 		memcpy(m.perms, "r-xp", sizeof(m.perms));
-		m.path = (char *)(name ? name : "");
+		m.path = (char *)(c.name ? c.name : "");
 		if (m.start < m.end)
 			proc_map(pr->syms, t->proc, &m);
-		what = "mmap";
+		c.what = "mmap";
 		break;
 	case BTS_MAP_MUNMAP:
-		if (r->to < r->flags)
-			proc_unmap(pr->syms, t->proc, r->to, r->flags);
-		what = "munmap";
+		if (c.start < c.end)
+			proc_unmap(pr->syms, t->proc, c.start, c.end);
+		c.what = "munmap";
 		break;
 	default:
 		/* A kind of change this bts-dump does not know: skipped. */
 		return;
 	}
-	if (!pr->opts.show_maps || pr->opts.calls)
-		return;
-	if (pr->opts.format == FORMAT_JSONL) {
-		json_begin(pr, t, what);
-		if (event != BTS_MAP_EXEC)
-			fprintf(f, ",\"start\":\"0x%llx\",\"end\":\"0x%llx\"",
-				(unsigned long long)r->to,
-				(unsigned long long)r->flags);
-		if (event == BTS_MAP_MMAP) {
-			if (name) {
-				fputs(",\"path\":\"", f);
-				json_esc(f, name);
-				putc('"', f);
-			}
-			if (file)
-				fprintf(f, ",\"offset\":\"0x%llx\",\"inode\":%llu,"
-					"\"dev\":\"%u:%u\"",
-					(unsigned long long)d->offset,
-					(unsigned long long)d->inode,
-					m.dev_major, m.dev_minor);
-			if (have_id) {
-				fputs(",\"build_id\":\"", f);
-				put_build_id(f, d, id_len);
-				putc('"', f);
-			}
-			if (flags & BTS_MAP_ANONYMOUS)
-				fputs(",\"anonymous\":true", f);
-		}
-		fputs("}\n", f);
-		return;
-	}
-	header(pr, t);
-	if (event == BTS_MAP_EXEC) {
-		fputs("-- exec\n", f);
-		return;
-	}
-	fprintf(f, "-- %s 0x%llx-0x%llx", what, (unsigned long long)r->to,
-		(unsigned long long)r->flags);
-	if (event == BTS_MAP_MMAP) {
-		if (name && *name)
-			fprintf(f, " %s", name);
-		else if (flags & BTS_MAP_ANONYMOUS)
-			fputs(" (anonymous)", f);
-		if (file && d->offset)
-			fprintf(f, " at offset 0x%llx",
-				(unsigned long long)d->offset);
-		if (have_id) {
-			fputs(" build-id ", f);
-			put_build_id(f, d, id_len);
-		}
-	}
-	putc('\n', f);
-}
-
-static void on_other(struct printer *pr, struct thread *t,
-		     const struct bts_record *r)
-{
-	unsigned int type = BTS_PSEUDO_TYPE(r->from);
-	unsigned int arg = BTS_PSEUDO_ARG(r->from);
-	char what[96];
-
-	snprintf(what, sizeof(what),
-		 "pseudo-record type %u arg %u: 0x%llx 0x%llx", type, arg,
-		 (unsigned long long)r->to, (unsigned long long)r->flags);
-	if (pr->opts.calls) {
-		calls_note(pr, t, what);
-	} else if (pr->opts.format == FORMAT_JSONL) {
-		json_begin(pr, t, "pseudo");
-		fprintf(pr->out, ",\"type\":%u,\"arg\":%u,\"to\":\"0x%llx\",\"flags\":\"0x%llx\"}\n",
-			type, arg, (unsigned long long)r->to,
-			(unsigned long long)r->flags);
-	} else {
-		header(pr, t);
-		fprintf(pr->out, "-- %s\n", what);
-	}
+	if (pr->opts.show_maps && pr->output->map)
+		pr->output->map(pr, t, &c);
 }
 
 static void on_thread(struct printer *pr, struct thread **cur,
@@ -1220,26 +660,11 @@ static void on_thread(struct printer *pr, struct thread **cur,
 
 	t = thread_get(pr, (u32)r->to, (u32)r->flags);
 	*cur = t;
-	if (event == BTS_THREAD_NEW) {
-		thread_reset(t);
-		if (pr->opts.format == FORMAT_JSONL && !pr->opts.calls) {
-			json_begin(pr, t, "thread_new");
-			fputs("}\n", pr->out);
-		} else {
-			header(pr, t);
-			fputs("-- new thread\n", pr->out);
-		}
-	} else if (event == BTS_THREAD_EXIT) {
-		if (pr->opts.format == FORMAT_JSONL && !pr->opts.calls) {
-			json_begin(pr, t, "thread_exit");
-			fputs("}\n", pr->out);
-		} else if (pr->opts.calls) {
-			calls_note(pr, t, "thread exited");
-		} else {
-			header(pr, t);
-			fputs("-- thread exited\n", pr->out);
-		}
-	}
+	if (event == BTS_THREAD_NEW)
+		thread_reset(pr, t);
+	if ((event == BTS_THREAD_NEW || event == BTS_THREAD_EXIT) &&
+	    pr->output->thread)
+		pr->output->thread(pr, t, event);
 }
 
 /* Decode and print one record of the stream @cur carries. */
@@ -1287,7 +712,8 @@ static void p_record(struct printer *pr, struct thread **cur,
 		on_map(pr, *cur, r);
 		break;
 	default:
-		on_other(pr, *cur, r);
+		if (pr->output->pseudo)
+			pr->output->pseudo(pr, *cur, r);
 		break;
 	}
 	(*cur)->have_detail = false;
@@ -1371,9 +797,8 @@ static void p_record_windowed(struct printer *pr, struct thread **cur,
 	fflush(pr->scratch);
 	len = ftello(pr->scratch);
 	if (marker) {
-		if (pr->opts.format == FORMAT_TEXT)
-			fprintf(out, "[tid %u pid %u] the last %u lines before:\n",
-				(*cur)->tid, (*cur)->pid, pr->opts.window);
+		if (pr->output->window_header)
+			pr->output->window_header(pr, *cur);
 		window_print(pr, *cur);
 		fwrite(pr->scratch_buf, 1, len, out);
 	}
@@ -1447,6 +872,13 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	pr->sink.event_format = p_event_format;
 	pr->out = out;
 	pr->opts = *opts;
+	if (opts->calls)
+		pr->output = &output_calls;
+	else if (opts->format == FORMAT_JSONL)
+		pr->output = &output_jsonl;
+
+	else
+		pr->output = &output_text;
 	pr->syms = syms_new(!pr->opts.mangled);
 	pr->events = events_new();
 	return pr;
@@ -1459,6 +891,8 @@ struct sink *printer_sink(struct printer *pr)
 
 int printer_finish(struct printer *pr)
 {
+	if (pr->output->finish && pr->output->finish(pr))
+		return -1;
 	if (fflush(pr->out) || ferror(pr->out)) {
 		warnx("write error on the output");
 		return -1;
@@ -1481,7 +915,8 @@ void printer_free(struct printer *pr)
 	for (b = 0; b < THREAD_HASH; b++) {
 		for (t = pr->threads[b]; t; t = tn) {
 			tn = t->next;
-			free(t->func);
+			if (pr->output->thread_free)
+				pr->output->thread_free(pr, t);
 			free(t->frames);
 			window_free(pr, t);
 			free(t);

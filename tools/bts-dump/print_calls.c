@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --calls: a call tree per thread, as gdb's "record function-call-history
+ * /c" shows it: a line for each function the thread goes to, indented by
+ * the calls it is in, and a "-- " line for system calls, signals, losses.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "print.h"
+
+/* Indentation stops growing at this depth. */
+#define MAX_INDENT	100
+
+static void calls_indent(struct printer *pr, unsigned int depth)
+{
+	fprintf(pr->out, "%*s",
+		2 * (depth < MAX_INDENT ? depth : MAX_INDENT), "");
+}
+
+/*
+ * A line for the function at @addr, @depth calls deep, unless the thread
+ * is in it already.  The thread's output state is the name last printed.
+ */
+static void calls_line(struct printer *pr, struct thread *t,
+		       unsigned int depth, u64 addr, bool force)
+{
+	char buf[32];
+	const char *name = func_name(pr, t, addr, buf, sizeof(buf));
+
+	if (!force && t->out && !strcmp(t->out, name))
+		return;
+	text_header(pr, t);
+	calls_indent(pr, depth);
+	fprintf(pr->out, "%s\n", name);
+	free(t->out);
+	t->out = xstrdup(name);
+}
+
+static void calls_note(struct printer *pr, struct thread *t,
+		       unsigned int depth, const char *what)
+{
+	text_header(pr, t);
+	calls_indent(pr, depth + 1);
+	fprintf(pr->out, "-- %s\n", what);
+}
+
+static void calls_branch(struct printer *pr, struct thread *t,
+			 const struct branch *b)
+{
+	/* Got here unseen: the start, or after the kernel. */
+	calls_line(pr, t, b->depth, b->from, false);
+	calls_line(pr, t, t->nframes, b->to,
+		   b->kind == INSN_CALL || b->kind == INSN_RET);
+}
+
+static void calls_kernel(struct printer *pr, struct thread *t,
+			 const struct kernel *k)
+{
+	if (k->kind == BTS_ENTRY_SYSCALL)
+		calls_note(pr, t, k->depth, k->what);
+	if (k->how == RESUME_SIGNAL)
+		calls_note(pr, t, k->depth, "signal handler entry");
+	if (k->how == RESUME_SIGNAL || k->how == RESUME_SIGRETURN ||
+	    k->how == RESUME_EXEC)
+		calls_line(pr, t, t->nframes, k->resume, true);
+}
+
+static void calls_lost(struct printer *pr, struct thread *t,
+		       const struct lost *l)
+{
+	calls_note(pr, t, t->nframes, l->what);
+}
+
+static void calls_marker(struct printer *pr, struct thread *t,
+			 const struct marker *m)
+{
+	text_header(pr, t);
+	calls_indent(pr, t->nframes + 1);
+	text_marker(pr, t, m);
+}
+
+static void calls_pseudo(struct printer *pr, struct thread *t,
+			 const struct bts_record *r)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what),
+		 "pseudo-record type %u arg %u: 0x%llx 0x%llx",
+		 BTS_PSEUDO_TYPE(r->from), BTS_PSEUDO_ARG(r->from),
+		 (unsigned long long)r->to, (unsigned long long)r->flags);
+	calls_note(pr, t, t->nframes, what);
+}
+
+static void calls_thread(struct printer *pr, struct thread *t,
+			 unsigned int event)
+{
+	if (event == BTS_THREAD_EXIT) {
+		calls_note(pr, t, t->nframes, "thread exited");
+		return;
+	}
+	text_header(pr, t);
+	fputs("-- new thread\n", pr->out);
+}
+
+static void calls_thread_free(struct printer *pr, struct thread *t)
+{
+	(void)pr;
+	free(t->out);
+}
+
+const struct output output_calls = {
+	.branch		= calls_branch,
+	.kernel		= calls_kernel,
+	.lost		= calls_lost,
+	.marker		= calls_marker,
+	.pseudo		= calls_pseudo,
+	.thread		= calls_thread,
+	.thread_free	= calls_thread_free,
+};
