@@ -172,6 +172,8 @@ enum format {
 	FORMAT_TEXT,
 	FORMAT_JSONL,
 	FORMAT_RAW,
+	FORMAT_FOLDED,		/* folded stacks, for flame graphs */
+	FORMAT_CHROME,		/* Chrome's trace-event JSON */
 };
 
 struct print_opts {

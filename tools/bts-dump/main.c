@@ -113,7 +113,7 @@ static void print_usage(FILE *f)
 	fprintf(f,
 		"usage: bts-dump [options] [--] CMD [ARG...]\n"
 		"       bts-dump [options] -p PID\n"
-		"       bts-dump -i FILE [--format=text|jsonl] [--calls|--insn]\n"
+		"       bts-dump -i FILE [--format=FMT] [--calls|--insn]\n"
 		"                [--show-maps] [--progress]\n"
 		"\n"
 		"Trace every user-mode branch of CMD (and of the threads and processes it\n"
@@ -124,7 +124,9 @@ static void print_usage(FILE *f)
 		"                      bts-dump gets SIGINT or SIGTERM)\n"
 		"  -o, --output FILE   write to FILE instead of standard output\n"
 		"  -i, --input FILE    print a raw file written by --format=raw\n"
-		"      --format=FMT    text (default), jsonl (one JSON object per record)\n"
+		"      --format=FMT    text (default), jsonl (one JSON object per record),\n"
+		"                      folded (stacks for flame graphs), chrome (a\n"
+		"                      timeline of calls in Chrome's trace-event JSON)\n"
 		"                      or raw (a file for -i)\n"
 		"      --calls         print a call tree per thread instead of branches\n"
 		"      --insn          print the instructions run between branches\n"
@@ -229,8 +231,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				o->print.format = FORMAT_JSONL;
 			else if (!strcmp(optarg, "raw"))
 				o->print.format = FORMAT_RAW;
+			else if (!strcmp(optarg, "folded"))
+				o->print.format = FORMAT_FOLDED;
+			else if (!strcmp(optarg, "chrome"))
+				o->print.format = FORMAT_CHROME;
 			else
-				bad_usage("unknown format '%s' (text, jsonl or raw)",
+				bad_usage("unknown format '%s' (text, jsonl, folded, chrome or raw)",
 					  optarg);
 			break;
 		case OPT_CALLS:
@@ -304,18 +310,22 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->input && tracing_opt)
 		bad_usage(TRACING_OPTS_WITH_INPUT);
 	if (o->input && o->print.format == FORMAT_RAW)
-		bad_usage("-i reads a raw file: print it as text or jsonl");
+		bad_usage("-i reads a raw file: print it in another format");
 	if ((o->print.calls || o->print.insn) && o->print.format != FORMAT_TEXT)
 		bad_usage("--calls and --insn are text formats");
 	if (o->print.calls && o->print.insn)
 		bad_usage("--calls and --insn do not go together");
+	if (o->print.show_maps && o->print.format != FORMAT_TEXT &&
+	    o->print.format != FORMAT_JSONL)
+		bad_usage("--show-maps prints text or jsonl");
 	if (o->print.trigger) {
 		if (!o->ring)
 			bad_usage("--trigger needs --ring N: the lines to show before each event");
 		if (o->markers)
 			bad_usage("--trigger's glob names the events: no --markers");
-		if (o->print.format == FORMAT_RAW || o->print.calls)
-			bad_usage("--trigger prints text or jsonl, not raw or --calls");
+		if ((o->print.format != FORMAT_TEXT &&
+		     o->print.format != FORMAT_JSONL) || o->print.calls)
+			bad_usage("--trigger prints text or jsonl, without --calls");
 		/* Every branch goes by; the printer keeps the last N lines. */
 		o->markers = !o->input;
 		o->markers_glob = o->print.trigger;

@@ -130,10 +130,13 @@ static struct thread *thread_get(struct printer *pr, u32 tid,
 		if (t->tid != tid)
 			continue;
 		if (t->pid != pid) {
-			/* The id was reused by another process. */
+			/*
+			 * The id was reused by another process: the old
+			 * thread's end is written as its own.
+			 */
+			thread_reset(pr, t);
 			t->pid = pid;
 			t->proc = proc_get(pr->syms, pid);
-			thread_reset(pr, t);
 			window_free(pr, t);
 			if (pr->shown == t)
 				pr->shown = NULL;
@@ -671,6 +674,7 @@ static void on_thread(struct printer *pr, struct thread **cur,
 static void p_record(struct printer *pr, struct thread **cur,
 		     const struct bts_record *r)
 {
+	pr->nrecords++;
 	if (!BTS_RECORD_IS_PSEUDO(r->from)) {
 		(*cur)->have_detail = false;
 		(*cur)->payload_have = 0;
@@ -876,7 +880,10 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 		pr->output = &output_calls;
 	else if (opts->format == FORMAT_JSONL)
 		pr->output = &output_jsonl;
-
+	else if (opts->format == FORMAT_FOLDED)
+		pr->output = &output_folded;
+	else if (opts->format == FORMAT_CHROME)
+		pr->output = &output_chrome;
 	else
 		pr->output = &output_text;
 	pr->syms = syms_new(!pr->opts.mangled);
@@ -922,6 +929,8 @@ void printer_free(struct printer *pr)
 			free(t);
 		}
 	}
+	if (pr->output->free)
+		pr->output->free(pr);
 	free(pr->streams);
 	free(pr->exit_cmd);
 	if (pr->scratch)

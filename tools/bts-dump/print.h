@@ -168,6 +168,10 @@ struct printer {
 	/* the thread whose header was printed last */
 	const struct thread *shown;
 	struct events *events;
+	/* records seen so far: the tree outputs' x-axis */
+	u64 nrecords;
+	/* the output's own, freed by its free() */
+	void *out_state;
 	/* --trigger: where a record prints, to go to its thread's window */
 	FILE *scratch;
 	char *scratch_buf;
@@ -205,11 +209,15 @@ struct output {
 	/* at the end of the trace */
 	int (*finish)(struct printer *pr);
 	void (*thread_free)(struct printer *pr, struct thread *t);
+	/* frees the printer's out_state */
+	void (*free)(struct printer *pr);
 };
 
 extern const struct output output_text;
 extern const struct output output_calls;
 extern const struct output output_jsonl;
+extern const struct output output_folded;
+extern const struct output output_chrome;
 
 /* print.c: what the outputs share */
 u64 call_site(const struct thread *t);

@@ -27,6 +27,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		{ .format = FORMAT_JSONL, .show_maps = true },
 		{ .format = FORMAT_TEXT, .calls = true },
 		{ .format = FORMAT_TEXT, .insn = true },
+		{ .format = FORMAT_FOLDED },
+		{ .format = FORMAT_CHROME },
 	};
 	struct printer *pr;
 	size_t i;

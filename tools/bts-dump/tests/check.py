@@ -831,15 +831,155 @@ def test_map_records():
         "jsonl --show-maps: exec, mmap, munmap objects", out + err)
 
 
+def chrome_check(doc):
+    """Problems of a trace-event document (the JSON object format): the
+    keys each phase needs, numbers where numbers go, time that never goes
+    back on a thread, and B/E pairs nested per thread.  Returns the
+    problems and, per thread, the time and the stack after each event, in
+    order."""
+    bad, stacks, open_, last = [], {}, {}, {}
+    events = doc.get("traceEvents")
+    if not isinstance(events, list):
+        return ["no traceEvents array"], stacks
+    for i, e in enumerate(events):
+        ph = e.get("ph")
+        key = (e.get("pid"), e.get("tid"))
+        # speedscope matches an E to its B by name: it needs one.
+        need = {"B": ("name", "ts"), "E": ("name", "ts"),
+                "i": ("name", "ts", "s"),
+                "M": ("name", "args")}.get(ph)
+        if need is None:
+            bad.append("event %d: phase %r" % (i, ph))
+            continue
+        if not all(isinstance(k, int) for k in key):
+            bad.append("event %d: pid/tid not numbers" % i)
+        if any(k not in e for k in need):
+            bad.append("event %d: %s lacks one of %s" % (i, ph, need))
+            continue
+        if ph == "M":
+            continue
+        if not isinstance(e["ts"], (int, float)) or e["ts"] < last.get(key, 0):
+            bad.append("event %d: ts %r goes back" % (i, e["ts"]))
+        last[key] = e["ts"]
+        st = open_.setdefault(key, [])
+        if ph == "B":
+            st.append(e["name"])
+        elif ph == "E":
+            if not st or e.get("name", st[-1]) != st[-1]:
+                bad.append("event %d: E with no B of its name open" % i)
+                continue
+            st.pop()
+        stacks.setdefault(key, []).append((e["ts"], ";".join(st)))
+    bad += ["thread %r: %d calls left open" % (k, len(v))
+            for k, v in open_.items() if v]
+    return bad, stacks
+
+
+def test_folded_chrome():
+    """The call-tree pictures of a trace that jumps out of calls"""
+    f = os.path.join(WORK, "jump.raw")
+    root = "[tid 50 pid 50]"
+    # The stack each branch lands in, outermost first: the functions of
+    # the call sites on the stack, then the one the thread is in.
+    landed = ["jump_caller;jump_outer",
+              "jump_caller;jump_outer;jump_middle",
+              "jump_caller;jump_outer;jump_middle;jump_inner",
+              "jump_caller;jump_outer;jump_middle;jump_outer",
+              "jump_caller",
+              "tramp"]
+    rc, out, err = run(f, "--format=folded")
+    want = sorted("%s;%s 1" % (root, s) for s in landed)
+    tap(rc == 0 and out.splitlines() == want,
+        "folded: one line per stack a branch landed in, counted",
+        diag(out, want) + err)
+
+    rc, out, err = run(f, "--format=chrome")
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        tap(False, "chrome: the output is one JSON document", str(e) + out)
+        return
+    bad, stacks = chrome_check(doc)
+    # After each record's events, the calls open are where it landed;
+    # after the last, none.
+    seen = [st for (ts, st), nxt in
+            zip(stacks.get((50, 50), []), stacks.get((50, 50), [])[1:] +
+                [(None, None)]) if nxt[0] != ts]
+    names = [e for e in doc.get("traceEvents", []) if e.get("ph") == "M"]
+    tap(rc == 0 and not bad and seen == landed + [""] and
+        len(names) == 1 and "not time" in names[0]["args"]["name"],
+        "chrome: valid trace events; B/E pairs follow the calls, the "
+        "track says its x-axis is not time",
+        "\n".join(bad) + "\n" + "\n".join(seen) + "\n" + out + err)
+
+    # The static trace: a system call and a signal handler.
+    f = os.path.join(WORK, "static.raw")
+    rc, out, err = run_memcheck(f, "--format=folded")
+    want = ["[tid 10 pid 10];tramp;raw_write;[syscall write] 1",
+            "[tid 10 pid 10];tramp;raw_int80;[syscall write] 1",
+            "[tid 10 pid 10];leaf;[exception #PF page fault] 1"]
+    tap(rc == 0 and set(want) <= set(out.splitlines()),
+        "folded: system calls and exceptions above the stack they came from",
+        diag(out, want) + err)
+    rc, out, err = run_memcheck(f, "--format=chrome")
+    bad, stacks = chrome_check(json.loads(out))
+    st = [s for ts, s in stacks.get((10, 10), [])]
+    inst = [e["name"] for e in json.loads(out)["traceEvents"]
+            if e["ph"] == "i"]
+    tap(rc == 0 and not bad and "leaf;on_signal" in st and
+        inst[:2] == ["syscall write", "syscall write"] and
+        "lost 7 records" in inst and "marker 42" in inst,
+        "chrome: a signal handler a call deeper; system calls, losses, "
+        "markers as instant events", "\n".join(bad + st + inst) + err)
+
+    # A thread id reused by another process: the old thread's calls end
+    # on its own track.
+    f = write("reuse.raw", rg.header() +
+              rg.maps_chunk(70, rg.maps_lines(PROG)) +
+              rg.maps_chunk(71, rg.maps_lines(PROG)) +
+              rg.records_chunk([rg.thread(70, 70, rg.THREAD_NEW),
+                                rg.branch(a("tramp"), a("leaf")),
+                                rg.thread(70, 71),
+                                rg.branch(a("tramp"), a("leaf"))]))
+    rc, out, err = run(f, "--format=chrome")
+    bad, stacks = chrome_check(json.loads(out)) if rc == 0 else (["rc"], {})
+    tap(rc == 0 and not bad and set(stacks) == {(70, 70), (71, 70)} and
+        stacks[(70, 70)][-1][1] == "",
+        "chrome: a thread id reused by another process ends the old "
+        "thread's calls on its track", "\n".join(bad) + out + err)
+
+    # Planted: a document whose calls are not nested is caught.
+    bad, _ = chrome_check({"traceEvents": [
+        {"ph": "B", "pid": 1, "tid": 1, "ts": 1, "name": "a"},
+        {"ph": "E", "pid": 1, "tid": 1, "ts": 0, "name": "a"},
+        {"ph": "E", "pid": 1, "tid": 1, "ts": 2, "name": "a"},
+        {"ph": "B", "pid": 1, "tid": 1, "ts": 3, "name": "b"},
+        {"ph": "E", "pid": 1, "tid": 1, "ts": 4, "name": "c"},
+        {"ph": "E", "pid": 1, "tid": 1, "ts": 5}]})
+    tap(len(bad) == 5, "self-test: the trace-event check catches time "
+        "going back, an E without a B, an E of another name, an E "
+        "without a name, a call left open", "\n".join(bad))
+
+
 def test_usage():
     p = subprocess.run([BTS_DUMP, "--format=nope", "-i", "x"],
                        capture_output=True, text=True)
     p2 = subprocess.run([BTS_DUMP], capture_output=True, text=True)
     p3 = subprocess.run([BTS_DUMP, "-i", "x", "--format=raw"],
                         capture_output=True, text=True)
+    # The pictures have no place for mappings or --trigger's windows.
+    p4 = subprocess.run([BTS_DUMP, "-i", "x", "--format=folded",
+                         "--show-maps"], capture_output=True, text=True)
+    p5 = subprocess.run([BTS_DUMP, "--format=chrome", "--ring", "9",
+                         "--trigger=e", "--", "true"],
+                        capture_output=True, text=True)
     tap(p.returncode == 2 and "unknown format" in p.stderr and
-        p2.returncode == 2 and "--help" in p2.stderr and p3.returncode == 2,
-        "bad options: usage error, exit 2", p.stderr + p2.stderr + p3.stderr)
+        p2.returncode == 2 and "--help" in p2.stderr and
+        p3.returncode == 2 and p4.returncode == 2 and
+        "--show-maps" in p4.stderr and p5.returncode == 2 and
+        "--trigger" in p5.stderr,
+        "bad options: usage error, exit 2",
+        p.stderr + p2.stderr + p3.stderr + p4.stderr + p5.stderr)
 
 
 def test_symtab():
@@ -868,7 +1008,7 @@ def test_symtab():
 
 
 for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
-          test_pie,
+          test_folded_chrome, test_pie,
           test_demangle, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_markers, test_event_formats, test_trigger,
