@@ -379,11 +379,24 @@ void ds_resume_bts(struct ds_consumer *c)
 }
 EXPORT_SYMBOL_GPL(ds_resume_bts);
 
-/* Whether @c's records are produced here only: its CPU, or its task's. */
-static bool ds_consumer_local(const struct ds_consumer *c)
+/*
+ * The local API's precondition: interrupts off, not NMI, and @c's records
+ * produced here only (its CPU, or its task's), so that ds_sync_fn() can run
+ * without an IPI.  False, with a warning, when it does not hold.
+ */
+static bool ds_local_ok(const struct ds_consumer *c)
 {
-	return c->cfg.task ? c->cfg.task == current :
-			     c->cfg.cpu == smp_processor_id();
+	lockdep_assert_irqs_disabled();
+	return !WARN_ON_ONCE(in_nmi() ||
+			     (c->cfg.task ? c->cfg.task != current :
+					    c->cfg.cpu != smp_processor_id()));
+}
+
+static void ds_sync_here(struct ds_consumer *c, enum ds_sync_change change)
+{
+	struct ds_sync_arg arg = { .c = c, .change = change };
+
+	ds_sync_fn(&arg);
 }
 
 /**
@@ -403,15 +416,13 @@ static bool ds_consumer_local(const struct ds_consumer *c)
  */
 void ds_suspend_local(struct ds_consumer *c)
 {
-	struct ds_sync_arg arg = { .c = c, .change = DS_SYNC_SUSPEND };
 	struct bts_record rec[DS_KERNEL_TIME_RECORDS];
 	bool was_on = !READ_ONCE(c->suspended);
 	unsigned int i;
 
-	lockdep_assert_irqs_disabled();
-	if (WARN_ON_ONCE(!ds_consumer_local(c) || in_nmi()))
+	if (!ds_local_ok(c))
 		return;
-	ds_sync_fn(&arg);
+	ds_sync_here(c, DS_SYNC_SUSPEND);
 	/*
 	 * A user-only stream stops in the kernel: it ends with the stretch
 	 * current is in, from the entry it noted, resuming nowhere.
@@ -451,12 +462,8 @@ EXPORT_SYMBOL_GPL(ds_suspend_local);
  */
 void ds_flush_local(struct ds_consumer *c)
 {
-	struct ds_sync_arg arg = { .c = c, .change = DS_SYNC_NONE };
-
-	lockdep_assert_irqs_disabled();
-	if (WARN_ON_ONCE(!ds_consumer_local(c) || in_nmi()))
-		return;
-	ds_sync_fn(&arg);
+	if (ds_local_ok(c))
+		ds_sync_here(c, DS_SYNC_NONE);
 }
 EXPORT_SYMBOL_GPL(ds_flush_local);
 
@@ -471,13 +478,10 @@ EXPORT_SYMBOL_GPL(ds_flush_local);
  */
 void ds_resume_local(struct ds_consumer *c)
 {
-	struct ds_sync_arg arg = { .c = c, .change = DS_SYNC_RESUME };
-
-	lockdep_assert_irqs_disabled();
-	if (WARN_ON_ONCE(!ds_consumer_local(c) || in_nmi()))
+	if (!ds_local_ok(c))
 		return;
 	ds_stream_resume(&c->stream);
-	ds_sync_fn(&arg);
+	ds_sync_here(c, DS_SYNC_RESUME);
 }
 EXPORT_SYMBOL_GPL(ds_resume_local);
 
