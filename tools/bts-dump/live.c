@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Live tracing: reading the traced threads' /dev/bts files until each is
+ * at its end, and sending each process's mappings (its /proc/PID/maps,
+ * its vDSO) and the formats of the events its markers name ahead of the
+ * records that need them.
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "live.h"
+
+/* The most of a maps file kept: what a raw file chunk can hold. */
+#define MAX_MAPS	(60U << 20)
+/* The most of a vDSO kept. */
+#define MAX_VDSO	(1024U * 1024)
+
+struct lproc *lproc_get(struct live *lv, u32 pid, bool *created)
+{
+	struct lproc **head = &lv->procs[pid % LPROC_HASH], *lp;
+
+	*created = false;
+	for (lp = *head; lp; lp = lp->next)
+		if (lp->pid == pid)
+			return lp;
+	lp = xcalloc(1, sizeof(*lp));
+	lp->pid = pid;
+	lp->next = *head;
+	*head = lp;
+	*created = true;
+	return lp;
+}
+
+/* A /proc file, whole up to @max bytes (cut after its last full line). */
+static char *read_proc(const char *path, size_t *len, size_t max)
+{
+	size_t cap = 65536, n = 0;
+	char *buf;
+	ssize_t r;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = xmalloc(cap);
+	for (;;) {
+		if (n == cap) {
+			if (cap >= max)
+				break;
+			cap = cap * 2 < max ? cap * 2 : max;
+			buf = xrealloc(buf, cap);
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (n == max)
+		while (n && buf[n - 1] != '\n')
+			n--;
+	*len = n;
+	return buf;
+}
+
+static u32 read_ppid(u32 pid)
+{
+	char path[64], *text, *p;
+	unsigned long ppid = 0;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	text = read_proc(path, &len, 65536);
+	if (!text)
+		return 0;
+	p = memmem(text, len, "\nPPid:", 6);
+	if (p && p + 6 < text + len)
+		ppid = strtoul(p + 6, NULL, 10);
+	free(text);
+	return ppid <= UINT32_MAX ? ppid : 0;
+}
+
+/* Send the vDSO's image once per address it is mapped at. */
+static int send_vdso(struct live *lv, struct lproc *lp,
+		     const struct mapset *snap)
+{
+	const struct mapping *m = NULL;
+	char path[64];
+	size_t i, len;
+	ssize_t n;
+	void *data;
+	int fd;
+
+	for (i = 0; i < snap->n; i++)
+		if (!strcmp(snap->v[i].path, "[vdso]"))
+			m = &snap->v[i];
+	if (!m || m->start == lp->vdso)
+		return 0;
+	lp->vdso = m->start;
+	len = m->end - m->start < MAX_VDSO ? m->end - m->start : MAX_VDSO;
+	snprintf(path, sizeof(path), "/proc/%u/mem", lp->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	data = xmalloc(len);
+	n = pread(fd, data, len, m->start);
+	close(fd);
+	if (n > 0 && lv->out->memory(lv->out, lp->pid, m->start, data, n)) {
+		free(data);
+		return -1;
+	}
+	free(data);
+	return 0;
+}
+
+/* Send /proc/PID/maps (and the vDSO) if it changed since last time. */
+int snapshot(struct live *lv, struct lproc *lp)
+{
+	struct mapset snap;
+	char path[64], *text;
+	u32 ppid;
+	size_t len;
+	int ret;
+
+	if (lp->gone)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", lp->pid);
+	text = read_proc(path, &len, MAX_MAPS);
+	if (!text) {
+		if (errno == ENOENT || errno == ESRCH)
+			lp->gone = true;
+		return 0;
+	}
+	/* Empty: the process is a zombie, and its last snapshot stands. */
+	if (!len || (lp->text && len == lp->len && !memcmp(text, lp->text, len))) {
+		free(text);
+		return 0;
+	}
+	ppid = lp->text ? 0 : read_ppid(lp->pid);
+	if (lv->out->maps(lv->out, lp->pid, ppid, text, len)) {
+		free(text);
+		return -1;
+	}
+	free(lp->text);
+	lp->text = text;
+	lp->len = len;
+	mapset_parse(text, len, &snap);
+	ret = send_vdso(lv, lp, &snap);
+	mapset_merge(&lp->maps, &snap);
+	return ret;
+}
+
+static int check_addr(struct live *lv, struct lproc *lp, u64 addr)
+{
+	if (!addr || lp->gone || lp->checked == lv->reads ||
+	    mapset_find(&lp->maps, addr))
+		return 0;
+	lp->checked = lv->reads;
+	return snapshot(lv, lp);
+}
+
+/*
+ * The format of the event a marker names, once per event: asked for as the
+ * marker is read, since the event may be deleted (then the marker prints
+ * undecoded).
+ */
+static int send_format(struct live *lv, struct stream *s, u32 id, u32 gen)
+{
+	struct bts_event_format e = {
+		.size = sizeof(e),
+		.id = id,
+		.gen = gen,
+	};
+	char *text = NULL;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < lv->nformats; i++)
+		if (lv->formats[i].id == id && lv->formats[i].gen == gen)
+			return 0;
+	lv->formats = xrealloc(lv->formats,
+			       (lv->nformats + 1) * sizeof(*lv->formats));
+	lv->formats[lv->nformats].id = id;
+	lv->formats[lv->nformats].gen = gen;
+	lv->nformats++;
+	do {
+		text = xrealloc(text, e.len ? e.len : 256);
+		e.len = e.len ? e.len : 256;
+		e.format = (uintptr_t)text;
+		ret = ioctl(s->fd, BTS_IOC_EVENT_FORMAT, &e);
+	} while (ret && errno == ENOSPC);
+	if (!ret)
+		ret = lv->out->event_format(lv->out, id, gen, text,
+					    strlen(text));
+	else if (errno != ENOENT)
+		warn(BTS_DEV ": the format of event %u", id);
+	free(text);
+	return ret > 0 ? 0 : ret;
+}
+
+/*
+ * Before records go out, make sure the mappings they need went out first:
+ * a new process's, and a fresh snapshot (once per read) of a process when
+ * a record points outside every mapping known.
+ */
+static int prescan(struct live *lv, struct stream *s,
+		   const struct bts_record *r, size_t n)
+{
+	struct lproc *lp = NULL;
+	bool created;
+	size_t i;
+
+	if (s->pid)
+		lp = lproc_get(lv, s->pid, &created);
+	for (i = 0; i < n; i++, r++) {
+		if (BTS_RECORD_IS_PSEUDO(r->from)) {
+			switch (BTS_PSEUDO_TYPE(r->from)) {
+			case BTS_PSEUDO_THREAD:
+				s->pid = r->flags;
+				lp = lproc_get(lv, s->pid, &created);
+				if (created) {
+					lp->checked = lv->reads;
+					if (snapshot(lv, lp))
+						return -1;
+				}
+				break;
+			case BTS_PSEUDO_MARKER:
+				if (send_format(lv, s, BTS_MARKER_ID(r->flags),
+						BTS_MARKER_GEN(r->flags)))
+					return -1;
+				break;
+			case BTS_PSEUDO_KERNEL:
+				if (lp && (check_addr(lv, lp, r->to) ||
+					   check_addr(lv, lp, r->flags)))
+					return -1;
+				break;
+			}
+		} else if (lp && (check_addr(lv, lp, r->from) ||
+				  check_addr(lv, lp, r->to))) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int read_stream(struct live *lv, size_t idx)
+{
+	struct stream *s = &lv->s[idx];
+	ssize_t n;
+
+	n = read(s->fd, lv->buf, sizeof(lv->buf));
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		warn(BTS_DEV ": read");
+		s->eof = true;
+		return -1;
+	}
+	if (n == 0) {
+		s->eof = true;
+		return 0;
+	}
+	if (n % sizeof(struct bts_record)) {
+		warnx(BTS_DEV ": read() returned %zd bytes, not whole records",
+		      n);
+		return -1;
+	}
+	n /= sizeof(struct bts_record);
+	lv->reads++;
+	lv->records += n;
+	if (prescan(lv, s, lv->buf, n))
+		return -1;
+	return lv->out->records(lv->out, idx, lv->buf, n);
+}
+
+int open_dev(void)
+{
+	int fd = open(BTS_DEV, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOENT || errno == ENODEV || errno == ENXIO)
+		warnx("this kernel has no BTS branch tracing (" BTS_DEV
+		      " missing); boot the bts kernel on a CPU with BTS");
+	else if (errno == EACCES)
+		warnx(BTS_DEV ": permission denied (the device's mode does not let you read it)");
+	else
+		warn(BTS_DEV);
+	return -1;
+}
+
+static bool other_user(pid_t pid)
+{
+	char path[64];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return !stat(path, &sb) && sb.st_uid != geteuid();
+}
+
+/* attach_error()'s messages when ptrace is not allowed, %s the target */
+#define EPERM_OTHER_USER	"not allowed to trace %s: it belongs to another user (needs ptrace permission)"
+#define EPERM_PTRACE_SCOPE	"not allowed to trace %s (needs ptrace permission; see /proc/sys/kernel/yama/ptrace_scope)"
+
+void attach_error(int e, pid_t tid, const char *what)
+{
+	switch (e) {
+	case ESRCH:
+		warnx("%s: no such process", what);
+		break;
+	case EPERM:
+	case EACCES:
+		if (other_user(tid))
+			warnx(EPERM_OTHER_USER, what);
+		else
+			warnx(EPERM_PTRACE_SCOPE, what);
+		break;
+	case EBUSY:
+		warnx("the thread is traced by as many others as the kernel allows; try again later");
+		break;
+	case EINVAL:
+		warnx(BTS_DEV " rejected the trace settings (is the kernel older than bts-dump?)");
+		break;
+	case ENOMEM:
+		warnx("not enough memory for the trace buffers; try a smaller --size or --ring");
+		break;
+	case EOPNOTSUPP:
+		warnx("--markers: this kernel puts no user_events into branch traces (CONFIG_USER_EVENTS_BTS)");
+		break;
+	case EDQUOT:
+		warnx("your trace buffers would pass the per-user limit (sysctl kernel.bts_user_max_kb); try a smaller --size or --ring");
+		break;
+	default:
+		warnx("cannot trace %s: %s", what, strerror(e));
+		break;
+	}
+}
+
+/* Attach @fd to thread @tid; on failure returns the errno. */
+int attach(struct live *lv, int fd, pid_t tid)
+{
+	const struct opts *o = lv->o;
+	struct bts_attach a = {
+		.size = sizeof(a),
+		.pid = tid,
+	};
+	int ret;
+
+	if (!o->no_inherit)
+		a.flags |= BTS_ATTACH_INHERIT;
+	if (o->ring) {
+		a.mode = BTS_MODE_RING;
+		a.nr_records = o->ring;
+	} else {
+		a.mode = BTS_MODE_CONTINUOUS;
+		a.nr_records = o->size;
+		if (!o->lossy)
+			a.flags |= BTS_ATTACH_LOSSLESS;
+	}
+	/*
+	 * The mapping changes in stream order symbolize each branch with
+	 * what was mapped when it ran; a kernel without them (EINVAL for
+	 * the flag) leaves the /proc snapshots alone to do it.
+	 */
+	a.flags |= BTS_ATTACH_MAPS;
+	if (o->markers) {
+		a.flags |= BTS_ATTACH_MARKERS;
+		a.markers = (uintptr_t)o->markers_glob;
+	}
+	ret = ioctl(fd, BTS_IOC_ATTACH, &a);
+	if (ret && errno == EINVAL) {
+		a.flags &= ~BTS_ATTACH_MAPS;
+		ret = ioctl(fd, BTS_IOC_ATTACH, &a);
+	}
+	if (ret)
+		return errno;
+	lv->s = xrealloc(lv->s, (lv->ns + 1) * sizeof(*lv->s));
+	lv->s[lv->ns].fd = fd;
+	lv->s[lv->ns].eof = false;
+	lv->s[lv->ns].pid = 0;
+	lv->ns++;
+	return 0;
+}
+
+void detach_all(struct live *lv)
+{
+	size_t i;
+
+	if (lv->detached)
+		return;
+	for (i = 0; i < lv->ns; i++)
+		if (ioctl(lv->s[i].fd, BTS_IOC_DETACH, 0))
+			warn(BTS_DEV ": detach");
+	lv->detached = true;
+}
+
+static void progress(struct live *lv, bool last)
+{
+	struct bts_status st, sum = { 0 };
+	bool tty = isatty(STDERR_FILENO);
+	size_t i;
+
+	for (i = 0; i < lv->ns; i++) {
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		if (ioctl(lv->s[i].fd, BTS_IOC_STATUS, &st))
+			continue;
+		sum.threads += st.threads;
+		sum.live += st.live;
+		sum.lost += st.lost;
+	}
+	fprintf(stderr, "%sbts-dump: %llu records read, %u threads (%u running), %llu lost%s",
+		tty ? "\r" : "", lv->records, sum.threads, sum.live,
+		(unsigned long long)sum.lost, tty && !last ? "\033[K" : "\n");
+	lv->progress_shown = true;
+}
+
+/* The traced threads' losses and the threads left untraced, summed. */
+void losses(struct live *lv, struct bts_status *sum)
+{
+	struct bts_status st;
+	size_t i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < lv->ns; i++) {
+		memset(&st, 0, sizeof(st));
+		st.size = sizeof(st);
+		if (ioctl(lv->s[i].fd, BTS_IOC_STATUS, &st))
+			continue;
+		sum->lost += st.lost;
+		sum->untraced += st.untraced;
+	}
+}
+
+/*
+ * The ptrace stops of the command and of the processes it creates: let
+ * them run, taking a snapshot of a process's mappings when it appears,
+ * execs and exits.  @block: until the command is gone.
+ */
+int child_events(struct live *lv, bool block)
+{
+	bool created;
+	int st, sig;
+	pid_t w;
+
+	while (!block || !lv->child_done) {
+		w = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (w == lv->child) {
+				lv->child_done = true;
+				lv->child_status = st;
+			}
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		sig = WSTOPSIG(st);
+		switch (st >> 16) {
+		case PTRACE_EVENT_STOP:
+			/* A group stop: stay stopped until SIGCONT. */
+			if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+			    sig == SIGTTOU) {
+				ptrace(PTRACE_LISTEN, w, 0, 0);
+				break;
+			}
+			/* A new process's first stop. */
+			fallthrough;
+		case PTRACE_EVENT_EXEC:
+		case PTRACE_EVENT_EXIT:
+			if (snapshot(lv, lproc_get(lv, w, &created)))
+				return -1;
+			ptrace(PTRACE_CONT, w, 0, 0);
+			break;
+		case PTRACE_EVENT_FORK:
+		case PTRACE_EVENT_VFORK:
+			ptrace(PTRACE_CONT, w, 0, 0);
+			break;
+		default:
+			/* A signal for the process: deliver it. */
+			ptrace(PTRACE_CONT, w, 0, sig);
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * SIGINT and SIGQUIT from the terminal reach the command too, and
+ * SIGTERM and SIGHUP are passed on to it: while it runs, its end ends the
+ * trace.  Otherwise the first signal detaches (what was recorded is still
+ * printed) and a second one stops reading.
+ */
+static int on_signals(struct live *lv)
+{
+	struct signalfd_siginfo si;
+	bool running;
+
+	while (read(lv->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			if (lv->child && child_events(lv, false))
+				return -1;
+			continue;
+		}
+		running = lv->child && !lv->child_done;
+		if (running && (si.ssi_signo == SIGINT || si.ssi_signo == SIGQUIT))
+			continue;
+		if (running) {
+			kill(lv->child, si.ssi_signo);
+			continue;
+		}
+		if (lv->detached)
+			lv->abandon = true;
+		detach_all(lv);
+	}
+	return 0;
+}
+
+static u64 now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+static int periodic(struct live *lv)
+{
+	struct lproc *lp;
+	size_t b;
+
+	/* ld.so and dlopen() map libraries after the first snapshot. */
+	for (b = 0; b < LPROC_HASH; b++)
+		for (lp = lv->procs[b]; lp; lp = lp->next)
+			if (snapshot(lv, lp))
+				return -1;
+	if (lv->o->progress)
+		progress(lv, false);
+	return 0;
+}
+
+/* Read every file until each is at its end. */
+int trace_loop(struct live *lv)
+{
+	struct pollfd *pfd = xcalloc(lv->ns + 1, sizeof(*pfd));
+	size_t *idx = xcalloc(lv->ns, sizeof(*idx));
+	u64 next = now_ms() + 1000, t;
+	size_t i, n;
+	int ret = -1;
+
+	for (;;) {
+		for (i = 0, n = 0; i < lv->ns; i++) {
+			if (lv->s[i].eof)
+				continue;
+			pfd[n].fd = lv->s[i].fd;
+			pfd[n].events = POLLIN;
+			idx[n++] = i;
+		}
+		if (!n || lv->abandon)
+			break;
+		pfd[n].fd = lv->sigfd;
+		pfd[n].events = POLLIN;
+		t = now_ms();
+		if (poll(pfd, n + 1, t < next ? (int)(next - t) : 0) < 0 &&
+		    errno != EINTR) {
+			warn("poll");
+			goto out;
+		}
+		if ((pfd[n].revents & POLLIN) && on_signals(lv))
+			goto out;
+		for (i = 0; i < n; i++)
+			if (pfd[i].revents && read_stream(lv, idx[i]))
+				goto out;
+		if (now_ms() >= next) {
+			if (periodic(lv))
+				goto out;
+			next = now_ms() + 1000;
+		}
+	}
+	ret = 0;
+out:
+	free(pfd);
+	free(idx);
+	return ret;
+}
+
+void finish_live(struct live *lv)
+{
+	struct bts_status sum;
+
+	if (lv->o->progress)
+		progress(lv, true);
+	if (lv->o->quiet)
+		return;
+	losses(lv, &sum);
+	if (sum.untraced)
+		warnx("%u threads or processes the command created were not traced (the per-user limit, sysctl kernel.bts_user_max_kb, or no memory): the trace is incomplete",
+		      sum.untraced);
+	/* A ring overwrites by design. */
+	if (sum.lost && !lv->o->ring)
+		warnx("%llu records were lost: the trace has gaps (drop --lossy, or use a larger --size)",
+		      (unsigned long long)sum.lost);
+}
