@@ -188,6 +188,21 @@ struct print_opts {
 	 */
 	const char *trigger;
 	unsigned int window;
+	/*
+	 * Only the records of these threads, or of every thread of these
+	 * processes (--tid); and of the records that have addresses, only
+	 * those with one whose function matches one of @syms (--sym), whose
+	 * file's name matches one of @dsos (--dso) and that is in
+	 * [@range_start, @range_end) (--range).  None: no such filter.
+	 */
+	u32 *tids;
+	size_t ntids;
+	char **syms;
+	size_t nsyms;
+	char **dsos;
+	size_t ndsos;
+	u64 range_start;
+	u64 range_end;
 };
 
 struct printer;

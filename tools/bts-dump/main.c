@@ -53,6 +53,12 @@ static void print_usage(FILE *f)
 		"      --calls         print a call tree per thread instead of branches\n"
 		"      --insn          print the instructions run between branches\n"
 		"      --show-maps     print where executable mappings came and went\n"
+		"      --tid LIST      print only these threads, or all threads of these\n"
+		"                      processes (comma-separated ids)\n"
+		"      --sym GLOBS     print only branches (system calls, markers) with an\n"
+		"                      end in a function a glob of GLOBS matches\n"
+		"      --dso GLOBS     the same for the file's name (libc.so.6)\n"
+		"      --range START-END  the same for addresses in [START, END) (hex)\n"
 		"      --no-demangle   print C++ and Rust names as the symbol tables have them\n"
 		"      --markers[=GLOB]  print the user_events the program writes whose\n"
 		"                      name GLOB matches (default all), decoded, where\n"
@@ -99,6 +105,52 @@ static u32 parse_u32(const char *s, const char *what, u32 max)
 	return v;
 }
 
+/* The items of a comma-separated list, in @*v (grown), @*n of them. */
+static void parse_list(const char *s, const char *what, char ***v, size_t *n)
+{
+	const char *end;
+
+	do {
+		end = strchrnul(s, ',');
+		if (end == s)
+			bad_usage("%s: an empty item in the list", what);
+		*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+		(*v)[(*n)++] = xstrndup(s, end - s);
+		s = end + 1;
+	} while (*end);
+}
+
+static void parse_tids(const char *s, struct print_opts *p)
+{
+	char **items = NULL;
+	size_t i, n = 0;
+
+	parse_list(s, "--tid", &items, &n);
+	p->tids = xrealloc(p->tids, (p->ntids + n) * sizeof(*p->tids));
+	for (i = 0; i < n; i++) {
+		p->tids[p->ntids++] = parse_u32(items[i], "--tid", INT_MAX);
+		free(items[i]);
+	}
+	free(items);
+}
+
+/* --range=START-END: addresses, hexadecimal with or without 0x. */
+static void parse_range(const char *arg, struct print_opts *p)
+{
+	const char *s = arg;
+	char *end;
+
+	errno = 0;
+	p->range_start = strtoull(s, &end, 16);
+	if (!errno && end != s && *end == '-') {
+		s = end + 1;
+		p->range_end = strtoull(s, &end, 16);
+	}
+	if (errno || end == s || *end || p->range_end <= p->range_start)
+		bad_usage("bad --range '%s' (START-END, hexadecimal, START below END)",
+			  arg);
+}
+
 /* parse_opts()'s messages for options that do not go together */
 #define TRACING_OPTS_WITH_INPUT		"--lossy, --size, --ring, --no-inherit and --markers are for tracing, not -i"
 #define RING_WITH_CONTINUOUS_OPTS	"--ring keeps the last N records: --lossy and --size are for continuous traces"
@@ -109,6 +161,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		OPT_FORMAT = 256, OPT_CALLS, OPT_INSN, OPT_LOSSY, OPT_SIZE,
 		OPT_RING, OPT_NO_INHERIT, OPT_PROGRESS, OPT_VERSION,
 		OPT_SHOW_MAPS, OPT_NO_DEMANGLE, OPT_MARKERS, OPT_TRIGGER,
+		OPT_TID, OPT_SYM, OPT_DSO, OPT_RANGE,
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -121,6 +174,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "markers", optional_argument, NULL, OPT_MARKERS },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "sym", required_argument, NULL, OPT_SYM },
+		{ "dso", required_argument, NULL, OPT_DSO },
+		{ "range", required_argument, NULL, OPT_RANGE },
 		{ "lossy", no_argument, NULL, OPT_LOSSY },
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "ring", required_argument, NULL, OPT_RING },
@@ -187,6 +244,20 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 					  BTS_MARKERS_GLOB_MAX - 1);
 			o->print.trigger = optarg;
 			break;
+		case OPT_TID:
+			parse_tids(optarg, &o->print);
+			break;
+		case OPT_SYM:
+			parse_list(optarg, "--sym", &o->print.syms,
+				   &o->print.nsyms);
+			break;
+		case OPT_DSO:
+			parse_list(optarg, "--dso", &o->print.dsos,
+				   &o->print.ndsos);
+			break;
+		case OPT_RANGE:
+			parse_range(optarg, &o->print);
+			break;
 		case OPT_LOSSY:
 			o->lossy = true;
 			tracing_opt = true;
@@ -237,6 +308,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		bad_usage("--calls and --insn are text formats");
 	if (o->print.calls && o->print.insn)
 		bad_usage("--calls and --insn do not go together");
+	if ((o->print.nsyms || o->print.ndsos || o->print.range_end) &&
+	    (o->print.calls || (o->print.format != FORMAT_TEXT &&
+				o->print.format != FORMAT_JSONL)))
+		bad_usage("--sym, --dso and --range choose branches: text or jsonl, without --calls");
 	if (o->print.show_maps && o->print.format != FORMAT_TEXT &&
 	    o->print.format != FORMAT_JSONL)
 		bad_usage("--show-maps prints text or jsonl");

@@ -423,6 +423,59 @@ const char *func_name(struct printer *pr, struct thread *t, u64 addr,
 	return buf;
 }
 
+/* --tid: whether @t's records are shown. */
+static bool thread_shown(const struct printer *pr, const struct thread *t)
+{
+	size_t i;
+
+	for (i = 0; i < pr->opts.ntids; i++)
+		if (pr->opts.tids[i] == t->tid || pr->opts.tids[i] == t->pid)
+			return true;
+	return !pr->opts.ntids;
+}
+
+static bool glob_any(char *const *globs, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s && !fnmatch(globs[i], s, 0))
+			return true;
+	return false;
+}
+
+/* --sym, --dso, --range: whether @addr passes each that was given. */
+static bool addr_shown(struct printer *pr, struct thread *t, u64 addr)
+{
+	const struct print_opts *o = &pr->opts;
+	const struct addr_info *ai;
+
+	if (!addr)
+		return false;
+	if (o->range_end && (addr < o->range_start || addr >= o->range_end))
+		return false;
+	if (!o->nsyms && !o->ndsos)
+		return true;
+	ai = proc_addr(pr->syms, t->proc, addr);
+	return (!o->nsyms || glob_any(o->syms, o->nsyms, ai->sym)) &&
+	       (!o->ndsos || glob_any(o->dsos, o->ndsos, ai->mod));
+}
+
+/*
+ * Whether a record of @t's whose addresses are @a and @b (0: none) is
+ * shown: it is when either passes the address filters.
+ */
+static bool shown(struct printer *pr, struct thread *t, u64 a, u64 b)
+{
+	const struct print_opts *o = &pr->opts;
+
+	if (!thread_shown(pr, t))
+		return false;
+	if (!o->nsyms && !o->ndsos && !o->range_end)
+		return true;
+	return addr_shown(pr, t, a) || addr_shown(pr, t, b);
+}
+
 static void on_branch(struct printer *pr, struct thread *t,
 		      const struct bts_record *r)
 {
@@ -438,7 +491,7 @@ static void on_branch(struct printer *pr, struct thread *t,
 	else
 		b.kind = INSN_JUMP;
 	track_calls(t, b.kind, r, b.end);
-	if (pr->output->branch)
+	if (pr->output->branch && shown(pr, t, b.from, b.to))
 		pr->output->branch(pr, t, &b);
 	push_block(t, t->at, b.end);
 	t->at = r->to;
@@ -460,7 +513,7 @@ static void on_kernel(struct printer *pr, struct thread *t,
 		pop_frames(t, SIGNAL_FRAME);
 	else if (k.how == RESUME_EXEC)
 		t->nframes = 0;
-	if (pr->output->kernel)
+	if (pr->output->kernel && shown(pr, t, k.entry, k.resume))
 		pr->output->kernel(pr, t, &k);
 	push_block(t, t->at, k.end);
 	/* The kernel returns a system call's result, or a signal's, in eax. */
@@ -490,7 +543,7 @@ static void on_lost(struct printer *pr, struct thread *t,
 		snprintf(l.what, sizeof(l.what), "lost %llu records",
 			 (unsigned long long)r->to);
 	}
-	if (pr->output->lost)
+	if (pr->output->lost && thread_shown(pr, t))
 		pr->output->lost(pr, t, &l);
 	t->at = 0;
 	t->likely_at = 0;
@@ -537,7 +590,7 @@ static void on_marker(struct printer *pr, struct thread *t,
 				(t->payload_have & need) == need,
 	};
 
-	if (pr->output->marker)
+	if (pr->output->marker && shown(pr, t, r->to, call_site(t)))
 		pr->output->marker(pr, t, &m);
 }
 
@@ -651,7 +704,7 @@ static void on_map(struct printer *pr, struct thread *t,
 		/* A kind of change this bts-dump does not know: skipped. */
 		return;
 	}
-	if (pr->opts.show_maps && pr->output->map)
+	if (pr->opts.show_maps && pr->output->map && thread_shown(pr, t))
 		pr->output->map(pr, t, &c);
 }
 
@@ -666,7 +719,7 @@ static void on_thread(struct printer *pr, struct thread **cur,
 	if (event == BTS_THREAD_NEW)
 		thread_reset(pr, t);
 	if ((event == BTS_THREAD_NEW || event == BTS_THREAD_EXIT) &&
-	    pr->output->thread)
+	    pr->output->thread && thread_shown(pr, t))
 		pr->output->thread(pr, t, event);
 }
 
@@ -716,7 +769,7 @@ static void p_record(struct printer *pr, struct thread **cur,
 		on_map(pr, *cur, r);
 		break;
 	default:
-		if (pr->output->pseudo)
+		if (pr->output->pseudo && thread_shown(pr, *cur))
 			pr->output->pseudo(pr, *cur, r);
 		break;
 	}

@@ -489,6 +489,59 @@ def test_streams():
         "exit chunk: the command's end is reported", err)
 
 
+def test_filters():
+    """--tid, --sym, --dso and --range choose what prints, not what decodes"""
+    f = os.path.join(WORK, "streams.raw")
+    rc, out, err = run(f, "--tid=62")
+    rc2, out2, err2 = run(f, "--tid=60")
+    rc3, out3, err3 = run(f, "--tid=61,9")
+    tap(rc == rc2 == rc3 and "tid 61" not in out and
+        "raw_write" in out and out2.count("->") == 3 and
+        out3.count("->") == 2 and "tid 62" not in out3,
+        "--tid: a thread, or every thread of a process",
+        "%d %d %d\n" % (rc, rc2, rc3) + out + out2 + out3)
+
+    f = os.path.join(WORK, "static.raw")
+    rc, out, err = run(f, "--sym=raw_w*")
+    want = ["%s tramp+0x5 -> %s raw_write" % (x(a("tramp", 5)),
+                                              x(a("raw_write"))),
+            "-- syscall write at %s raw_write+0x5" % x(a("raw_write", 5)),
+            "%s raw_write+0x7 -> %s tramp+0xa" % (x(a("raw_write", 7)),
+                                                  x(a("tramp", 10)))]
+    lines = [ln for ln in out.splitlines()
+             if "->" in ln or ln.startswith("-- syscall")]
+    tap(rc == 0 and lines == want,
+        "--sym: only the branches and system calls with an end in a "
+        "function a glob matches", diag(out, want) + err)
+
+    # The system call numbers come from decoding what was filtered out.
+    rc, out, err = run(f, "--range=%x-%x" % (a("raw_split"),
+                                             a("raw_split", 8)),
+                       "--format=jsonl")
+    recs = jsonl(out) if rc == 0 else []
+    recs = [r for r in recs if r["kind"] in ("branch", "kernel")]
+    tap(rc == 0 and [r["kind"] for r in recs] ==
+        ["branch", "branch", "kernel"] and recs[2]["syscall"] == "getpid",
+        "--range: only what has an end in it; decoding still sees all",
+        out + err)
+
+    rc, out, err = run(f, "--dso=libc*")
+    rc2, out2, err2 = run(f, "--dso=prog", "--tid=10")
+    branches = re.findall(r"^0x", out2, re.M)
+    tap(rc == 0 and "->" not in out and "-- syscall" not in out and
+        "-- lost 7 records" in out and len(branches) == 9,
+        "--dso: by file name; losses still show", out + out2 + err + err2)
+
+    p = subprocess.run([BTS_DUMP, "-i", f, "--calls", "--sym=leaf"],
+                       capture_output=True, text=True)
+    p2 = subprocess.run([BTS_DUMP, "-i", f, "--range=20-10"],
+                        capture_output=True, text=True)
+    tap(p.returncode == 2 and "--sym" in p.stderr and p2.returncode == 2 and
+        "bad --range '20-10'" in p2.stderr,
+        "--sym with --calls, an empty --range: usage errors",
+        p.stderr + p2.stderr)
+
+
 def test_bad_input():
     good = rg.header() + rg.records_chunk([rg.branch(1, 2)])
     cases = [
@@ -1012,7 +1065,7 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_demangle, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_markers, test_event_formats, test_trigger,
-          test_map_records, test_bad_input, test_usage):
+          test_map_records, test_filters, test_bad_input, test_usage):
     try:
         t()
     except Exception as e:  # a broken test is a failed one
