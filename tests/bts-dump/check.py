@@ -47,7 +47,7 @@ to FUNC of JSONL with both symbols and the source line.
 
 calls: CALLS (bts-dump --calls) from the first line naming FUNC to the
 first naming the --until FUNC must be the call tree EXPECTED has, one
-"<indent>FUNC" per line (as tests/bts/progs/calls.gdb-expect).
+"<indent>FUNC" per line (as tests/bts/compare.py calls prints it).
 
 user-only: no record of any JSONL has an address of the kernel half.
 

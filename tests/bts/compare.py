@@ -5,7 +5,9 @@
   compare.py oracle ORACLE --binary PROG [--expect SPEC ...]
   compare.py trace ORACLE TRACE --binary PROG [--kernel-to ok|zero|fail]
                     [--after-exec] [--tail MIN]
-  compare.py gdb GDB_OUTPUT EXPECTED [GDB_ERRORS]
+  compare.py gdb GDB_OUTPUT ORACLE --binary PROG --start FUNC
+                    --until FUNC [--errors GDB_ERRORS]
+  compare.py calls ORACLE --binary PROG --start FUNC --until FUNC
 
 oracle: ORACLE is oracle.txt ("FROM TO MNEMONIC" lines, '#' notes).  It
 must have finished cleanly, and match the program's known structure:
@@ -30,8 +32,16 @@ a ring that wrapped (perf's snapshot mode): its user->user records must
 be the oracle's last ones, at least MIN and fewer than the oracle has.
 
 gdb: GDB_OUTPUT holds `record function-call-history /c` lines
-("N<TAB><indent>FUNC"); EXPECTED has one "<indent>FUNC" per line.  The
-call tree must match exactly.
+("N<TAB><indent>FUNC") of a recording from a breakpoint in the --start
+function to the return from the --until function.  The call tree must
+be exactly the one the oracle's branches in that window imply, as gdb's
+btrace builds it: a new segment at each call (a level deeper), at each
+return (a level up) and where a jump lands in another function (the same
+level), none for the function the last branch goes to (no instruction of
+it ran), levels counted from the shallowest.
+
+calls: print that call tree, one "<indent>FUNC" per line, two spaces a
+level: what gdb's function-call-history /c and bts-dump --calls show.
 
 Prints TAP diagnostics ("# ...") and exits 0 on a match, 1 otherwise.
 """
@@ -89,13 +99,22 @@ class Symbols:
 
 
 def read_oracle(path):
-    recs, notes = [], []
+    """The oracle's branches, of its first thread where it follows several
+    ("TID B FROM TO MNEMONIC" lines, oracle -f; "K" lines are kernel
+    entries, left out)."""
+    recs, notes, tid = [], [], None
     with open(path) as f:
         for line in f:
             if line.startswith("#"):
                 notes.append(line[1:].strip())
                 continue
-            frm, to, mnem = line.split()
+            fields = line.split()
+            if len(fields) == 5:
+                tid = tid or fields[0]
+                if fields[0] != tid or fields[1] != "B":
+                    continue
+                fields = fields[2:]
+            frm, to, mnem = fields
             recs.append((int(frm, 16), int(to, 16), mnem))
     return recs, notes
 
@@ -236,6 +255,39 @@ def cmd_trace(args):
 GDB_LINE = re.compile(r"^(\d+)\t( *)([A-Za-z_][\w.]*)$")
 
 
+def gdb_expected(oracle, sym, start, until):
+    """The call history the oracle's branches imply, as (level, FUNC)."""
+    lo, hi = sym.range(start)
+    first = next(i for i, r in enumerate(oracle) if lo <= r[0] < hi)
+    ulo, uhi = sym.range(until)
+    last = next(i for i in range(first, len(oracle))
+                if ulo <= oracle[i][0] < uhi and
+                oracle[i][2].startswith("ret"))
+
+    def func(addr):
+        return sym.name(addr).split("+")[0]
+
+    segs, level = [(0, func(oracle[first][0]))], 0
+    for frm, to, mnem in oracle[first:last]:
+        if mnem.startswith("call"):
+            level += 1
+        elif mnem.startswith("ret"):
+            level -= 1
+        elif func(to) == segs[-1][1]:
+            continue
+        segs.append((level, func(to)))
+    low = min(lv for lv, _ in segs)
+    return [(lv - low, name) for lv, name in segs]
+
+
+def cmd_calls(args):
+    oracle, _ = read_oracle(args.oracle)
+    for lv, name in gdb_expected(oracle, Symbols(args.binary), args.start,
+                                 args.until):
+        print("  " * lv + name)
+    return True
+
+
 def cmd_gdb(args):
     # The history is the run of lines numbered 1, 2, 3, ...; gdb's other
     # output (source lines such as "54\t{") does not continue a run.
@@ -247,12 +299,10 @@ def cmd_gdb(args):
                 got.append((len(m[2]), m[3]))
             elif got:
                 break
-    want = []
-    with open(args.expected) as f:
-        for line in f:
-            if line.strip() and not line.startswith("#"):
-                name = line.rstrip("\n")
-                want.append((len(name) - len(name.lstrip()), name.strip()))
+    oracle, _ = read_oracle(args.oracle)
+    want = [(2 * lv, name) for lv, name in
+            gdb_expected(oracle, Symbols(args.binary), args.start,
+                         args.until)]
     if got == want:
         diag(f"gdb call history: {len(got)} segments as expected")
         return True
@@ -289,11 +339,19 @@ def main():
     t.add_argument("--tail", type=int)
     g = sub.add_parser("gdb")
     g.add_argument("gdb")
-    g.add_argument("expected")
-    g.add_argument("errors", nargs="?", help="gdb's stderr, shown on failure")
+    g.add_argument("oracle")
+    g.add_argument("--binary", required=True)
+    g.add_argument("--start", required=True)
+    g.add_argument("--until", required=True)
+    g.add_argument("--errors", help="gdb's stderr, shown on failure")
+    c = sub.add_parser("calls")
+    c.add_argument("oracle")
+    c.add_argument("--binary", required=True)
+    c.add_argument("--start", required=True)
+    c.add_argument("--until", required=True)
     args = p.parse_args()
-    ok = {"oracle": cmd_oracle, "trace": cmd_trace,
-          "gdb": cmd_gdb}[args.cmd](args)
+    ok = {"oracle": cmd_oracle, "trace": cmd_trace, "gdb": cmd_gdb,
+          "calls": cmd_calls}[args.cmd](args)
     sys.exit(0 if ok else 1)
 
 

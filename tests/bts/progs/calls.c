@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Direct calls, recursion and calls through function pointers, in a fixed
- * order that gdb's "record function-call-history /c" must reproduce (see
- * calls.gdb-expect): main calls rec(4), which recurses down to rec(0),
- * which calls leaf(); then main calls ops[i % 3] for i = 0..5 through a
- * writable table (so gcc cannot turn them into direct calls), then
- * stop_here(), where the gdb test stops recording.
+ * order that gdb's "record function-call-history /c" must reproduce (the
+ * tree the oracle's branches imply): main calls rec(4), which recurses
+ * down to rec(0), which calls leaf(); then main calls ops[i % 3] for
+ * i = 0..5 through a writable table (so gcc cannot turn them into direct
+ * calls), then stop_here(), where the gdb test stops recording.
  */
 #include "common.h"
 
