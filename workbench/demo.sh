@@ -53,7 +53,7 @@ gcc -static -no-pie -O1 -g -I"$repo/tests/bts/progs" -I"$out/include" \
 		awk "/ -> 0x[0-9a-f]+ main \\(/ { on = 1 } on && /^0x/ && n++ < 15"
 	echo
 	echo "== bts-dump --calls: the call tree from call/ret, the part under main() =="
-	bts-dump -q --calls -- '"$out"'/calls | awk "/^ *main\$/ { on = 1 } on && n++ < 18"
+	bts-dump -q --calls -- '"$out"'/calls | awk "/^[0-9]*\t *main\$/ { on = 1 } on && n++ < 18"
 	echo
 	echo "== bts-dump --ring 8: keep only the last 8 branches, printed when a NULL store kills the program =="
 	rc=0

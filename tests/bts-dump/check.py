@@ -47,7 +47,8 @@ to FUNC of JSONL with both symbols and the source line.
 
 calls: CALLS (bts-dump --calls) from the first line naming FUNC to the
 first naming the --until FUNC must be the call tree EXPECTED has, one
-"<indent>FUNC" per line (as tests/bts/compare.py calls prints it).
+"<indent>FUNC" per line (as tests/bts/compare.py calls prints it); the
+lines of CALLS are numbered per thread, 1, 2, 3, ..., as gdb's.
 
 user-only: no record of any JSONL has an address of the kernel half.
 
@@ -561,6 +562,28 @@ def tree(lines):
     """(depth, name) of "<indent>NAME" lines, the first one at depth 0."""
     out = [(len(x) - len(x.lstrip()), x.strip()) for x in lines]
     return [(d - out[0][0], n) for d, n in out] if out else []
+
+
+def calls_segments(lines, diag):
+    """The "<indent>FUNC" of --calls' numbered lines ("N<TAB><indent>FUNC",
+    as gdb numbers its call history's segments), or None unless each
+    thread's are numbered 1, 2, 3, ...; the other lines (headers, "-- "
+    notes after a tab) are left out."""
+    out, seen = [], {}
+    thread = None
+    for line in lines:
+        if line.startswith("["):
+            thread = line
+            continue
+        m = re.match(r"^(\d+)\t(.*)$", line)
+        if not m:
+            continue
+        seen[thread] = seen.get(thread, 0) + 1
+        if int(m[1]) != seen[thread]:
+            diag(f"segment numbered {m[1]}, not {seen[thread]}: {line!r}")
+            return None
+        out.append(m[2])
+    return out
 
 
 def calls_check(lines, want, func_from, func_until, diag):
@@ -1306,7 +1329,9 @@ def main():
         sys.exit(0 if pid_check(Dump(a.jsonl), a.pid, diag) else 1)
     if a.cmd == "calls":
         with open(a.calls) as f:
-            lines = f.read().splitlines()
+            lines = calls_segments(f.read().splitlines(), diag)
+        if lines is None:
+            sys.exit(1)
         with open(a.expected) as f:
             want = [x for x in f.read().splitlines()
                     if x.strip() and not x.startswith("#")]

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * --calls: a call tree per thread, as gdb's "record function-call-history
- * /c" shows it: a line for each function the thread goes to, indented by
- * the calls it is in, and a "-- " line for system calls, signals, losses.
+ * /c" shows it: a numbered line for each function the thread goes to,
+ * indented by the calls it is in ("12<TAB>    rec"), and an unnumbered
+ * "-- " line for system calls, signals, losses.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -13,6 +14,19 @@
 /* Indentation stops growing at this depth. */
 #define MAX_INDENT	100
 
+/* A thread's state: the function last printed, the lines printed. */
+struct calls_thread {
+	char *func;
+	unsigned long long lines;
+};
+
+static struct calls_thread *calls_thread_of(struct thread *t)
+{
+	if (!t->out)
+		t->out = xcalloc(1, sizeof(struct calls_thread));
+	return t->out;
+}
+
 static void calls_indent(struct printer *pr, unsigned int depth)
 {
 	fprintf(pr->out, "%*s",
@@ -20,28 +34,32 @@ static void calls_indent(struct printer *pr, unsigned int depth)
 }
 
 /*
- * A line for the function at @addr, @depth calls deep, unless the thread
- * is in it already.  The thread's output state is the name last printed.
+ * A line for the function at @addr, @depth calls deep, numbered as gdb
+ * numbers its segments, unless the thread is in it already.
  */
 static void calls_line(struct printer *pr, struct thread *t,
 		       unsigned int depth, u64 addr, bool force)
 {
+	struct calls_thread *ct = calls_thread_of(t);
 	char buf[32];
 	const char *name = func_name(pr, t, addr, buf, sizeof(buf));
 
-	if (!force && t->out && !strcmp(t->out, name))
+	if (!force && ct->func && !strcmp(ct->func, name))
 		return;
 	text_header(pr, t);
+	fprintf(pr->out, "%llu\t", ++ct->lines);
 	calls_indent(pr, depth);
 	fprintf(pr->out, "%s\n", name);
-	free(t->out);
-	t->out = xstrdup(name);
+	free(ct->func);
+	ct->func = xstrdup(name);
 }
 
+/* An unnumbered line, a level deeper than @depth. */
 static void calls_note(struct printer *pr, struct thread *t,
 		       unsigned int depth, const char *what)
 {
 	text_header(pr, t);
+	putc('\t', pr->out);
 	calls_indent(pr, depth + 1);
 	fprintf(pr->out, "-- %s\n", what);
 }
@@ -77,6 +95,7 @@ static void calls_marker(struct printer *pr, struct thread *t,
 			 const struct marker *m)
 {
 	text_header(pr, t);
+	putc('\t', pr->out);
 	calls_indent(pr, t->nframes + 1);
 	text_marker(pr, t, m);
 }
@@ -101,13 +120,17 @@ static void calls_thread(struct printer *pr, struct thread *t,
 		return;
 	}
 	text_header(pr, t);
-	fputs("-- new thread\n", pr->out);
+	fputs("\t-- new thread\n", pr->out);
 }
 
 static void calls_thread_free(struct printer *pr, struct thread *t)
 {
+	struct calls_thread *ct = t->out;
+
 	(void)pr;
-	free(t->out);
+	if (ct)
+		free(ct->func);
+	free(ct);
 }
 
 const struct output output_calls = {

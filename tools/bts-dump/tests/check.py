@@ -225,25 +225,26 @@ def test_text_json():
 def test_calls_insn():
     f = os.path.join(WORK, "static.raw")
     rc, out, err = run(f, "--calls")
+    # gdb's numbered segments; the other lines are not numbered.
     want = [
         "[tid 10 pid 10]",
-        "-- new thread",
-        "tramp",
-        "  leaf",
-        "tramp",
-        "  raw_write",
-        "    -- syscall write",
-        "tramp",
-        "  raw_int80",
-        "    -- syscall write",
-        "raw_split",
-        "  -- syscall getpid",
-        "raw_indirect",
-        "  -- syscall ?",
-        "leaf",
-        "  -- signal handler entry",
-        "  on_signal",
-        "    -- lost 7 records",
+        "\t-- new thread",
+        "1\ttramp",
+        "2\t  leaf",
+        "3\ttramp",
+        "4\t  raw_write",
+        "\t    -- syscall write",
+        "5\ttramp",
+        "6\t  raw_int80",
+        "\t    -- syscall write",
+        "7\traw_split",
+        "\t  -- syscall getpid",
+        "8\traw_indirect",
+        "\t  -- syscall ?",
+        "9\tleaf",
+        "\t  -- signal handler entry",
+        "10\t  on_signal",
+        "\t    -- lost 7 records",
     ]
     tap(rc == 0 and has_lines(out, want), "--calls: call tree from call/ret",
         diag(out, want) + err)
@@ -279,13 +280,13 @@ def test_calls_jump_out():
               ]))
     rc, out, err = run(f, "--calls")
     want = [
-        "jump_caller",
-        "  jump_outer",
-        "    jump_middle",
-        "      jump_inner",
-        "      jump_outer",
-        "jump_caller",
-        "tramp",
+        "1\tjump_caller",
+        "2\t  jump_outer",
+        "3\t    jump_middle",
+        "4\t      jump_inner",
+        "5\t      jump_outer",
+        "6\tjump_caller",
+        "7\ttramp",
     ]
     # The last return has no call on the stack: it leaves the depth 0.
     tap(rc == 0 and out.splitlines()[2:] == want,
