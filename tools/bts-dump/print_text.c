@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "print.h"
@@ -76,37 +77,45 @@ void text_addr(struct printer *pr, struct thread *t, u64 addr)
 	}
 }
 
-/* --insn: the instructions of [start, end), or why they are not shown. */
+/*
+ * --insn: the instructions of [start, end), or why they are not shown;
+ * each numbered as gdb's instruction history numbers them, from 1 in each
+ * thread (the count is the thread's output state).
+ */
 static void print_block(struct printer *pr, struct thread *t, u64 start,
 			u64 end)
 {
 	const struct addr_info *ai;
 	const struct insn *in;
+	unsigned long long *insns;
 	u64 a;
 
 	if (!start || end == start)
 		return;
 	if (end < start || end - start > MAX_BLOCK) {
-		fprintf(pr->out, "    [no straight-line code from 0x%llx to 0x%llx]\n",
+		fprintf(pr->out, "\t[no straight-line code from 0x%llx to 0x%llx]\n",
 			(unsigned long long)start, (unsigned long long)end);
 		return;
 	}
+	if (!t->out)
+		t->out = xcalloc(1, sizeof(*insns));
+	insns = t->out;
 	for (a = start; a < end; a += in->len) {
 		ai = proc_addr(pr->syms, t->proc, a);
 		in = proc_insn(pr->syms, t->proc, a);
 		if (!in) {
-			fprintf(pr->out, "    [no code at 0x%llx]\n",
+			fprintf(pr->out, "\t[no code at 0x%llx]\n",
 				(unsigned long long)a);
 			return;
 		}
-		fprintf(pr->out, "    0x%llx", (unsigned long long)a);
+		fprintf(pr->out, "%llu\t0x%llx", ++*insns, (unsigned long long)a);
 		if (ai->sym)
 			fprintf(pr->out, " %s+0x%llx", ai->sym,
 				(unsigned long long)ai->sym_off);
 		fprintf(pr->out, ": %s\n", in->text);
 	}
 	if (a != end)
-		fprintf(pr->out, "    [no straight-line code to 0x%llx]\n",
+		fprintf(pr->out, "\t[no straight-line code to 0x%llx]\n",
 			(unsigned long long)end);
 }
 
@@ -285,6 +294,12 @@ static void text_window_header(struct printer *pr, const struct thread *t)
 		t->tid, t->pid, pr->opts.window);
 }
 
+static void text_thread_free(struct printer *pr, struct thread *t)
+{
+	(void)pr;
+	free(t->out);
+}
+
 const struct output output_text = {
 	.branch		= text_branch,
 	.kernel		= text_kernel,
@@ -294,4 +309,5 @@ const struct output output_text = {
 	.pseudo		= text_pseudo,
 	.thread		= text_thread,
 	.window_header	= text_window_header,
+	.thread_free	= text_thread_free,
 };

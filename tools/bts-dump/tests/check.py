@@ -253,16 +253,20 @@ def test_calls_insn():
     want = [
         "%s tramp+0x5 -> %s raw_write" % (x(a("tramp", 5)),
                                           x(a("raw_write"))),
-        "    %s raw_write+0x0: movl $1, %%eax" % x(a("raw_write")),
-        "    %s raw_write+0x5: syscall" % x(a("raw_write", 5)),
+        "N\t%s raw_write+0x0: movl $1, %%eax" % x(a("raw_write")),
+        "N\t%s raw_write+0x5: syscall" % x(a("raw_write", 5)),
         "-- syscall write at %s raw_write+0x5" % x(a("raw_write", 5)),
-        "    %s raw_write+0x7: retq" % x(a("raw_write", 7)),
+        "N\t%s raw_write+0x7: retq" % x(a("raw_write", 7)),
         "%s raw_write+0x7 -> %s tramp+0xa" % (x(a("raw_write", 7)),
                                               x(a("tramp", 10))),
     ]
-    tap(rc == 0 and has_lines(out, want),
-        "--insn: the instructions between branches, syscall included",
-        diag(out, want) + err)
+    # Numbered as gdb's instruction history: 1, 2, 3, ... in the thread.
+    nums = [int(m) for m in re.findall(r"^(\d+)\t", out, re.M)]
+    tap(rc == 0 and has_lines(re.sub(r"^\d+\t", "N\t", out, flags=re.M),
+                              want) and
+        nums == list(range(1, len(nums) + 1)) and len(nums) > 10,
+        "--insn: the instructions between branches, syscall included, "
+        "numbered", diag(out, want) + err)
 
 
 def test_calls_jump_out():
