@@ -29,6 +29,7 @@ enum call {
 	CALL_MEMORY,
 	CALL_EXIT,
 	CALL_EVENT_FORMAT,
+	CALL_COMM,
 };
 
 struct queued {
@@ -105,6 +106,8 @@ static int async_call(struct sink *s, const struct queued *q)
 	case CALL_EVENT_FORMAT:
 		return s->event_format(s, q->id, q->arg, (const char *)q->data,
 				       q->len);
+	case CALL_COMM:
+		return s->comm(s, q->id, (const char *)q->data, q->len);
 	}
 	return -1;
 }
@@ -175,6 +178,12 @@ static int as_event_format(struct sink *s, u32 id, u32 gen,
 			   0, 0, text, len);
 }
 
+static int as_comm(struct sink *s, u32 pid, const char *name, size_t len)
+{
+	return async_queue((struct async_sink *)s, CALL_COMM, pid, 0, 0, 0,
+			   name, len);
+}
+
 /**
  * async_sink_new() - a sink that calls @next from a thread of its own
  * @next: the sink to call, only ever from that thread until
@@ -196,6 +205,7 @@ struct async_sink *async_sink_new(struct sink *next, size_t max_bytes)
 		.memory		= as_memory,
 		.exit		= as_exit,
 		.event_format	= as_event_format,
+		.comm		= as_comm,
 	};
 	a->next = next;
 	a->tail = &a->head;

@@ -41,7 +41,12 @@ struct sink {
 	/* The format of the user_event markers name as @id of @gen. */
 	int (*event_format)(struct sink *s, u32 id, u32 gen,
 			    const char *text, size_t len);
+	/* Process @pid's name (/proc/PID/comm), from here on. */
+	int (*comm)(struct sink *s, u32 pid, const char *name, size_t len);
 };
+
+/* The longest process name kept: the kernel's are 15 bytes. */
+#define COMM_MAX	64
 
 /* async.c: a sink called from a thread of its own */
 struct async_sink;
@@ -158,6 +163,8 @@ void proc_add_maps(struct syms *st, struct proc *p, u32 ppid,
 void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
 		     const void *data, size_t len);
 void proc_exec(struct syms *st, struct proc *p);
+void proc_set_comm(struct proc *p, const char *name, size_t len);
+const char *proc_comm(const struct proc *p);
 void proc_map(struct syms *st, struct proc *p, const struct mapping *m);
 void proc_unmap(struct syms *st, struct proc *p, u64 start, u64 end);
 void proc_trace_gap(struct syms *st, struct proc *p);

@@ -134,6 +134,29 @@ static int send_vdso(struct live *lv, struct lproc *lp,
 }
 
 /* Send /proc/PID/maps (and the vDSO) if it changed since last time. */
+/* Send the process's name (/proc/PID/comm) if it changed since last time. */
+static int send_comm(struct live *lv, struct lproc *lp)
+{
+	char path[64], *text;
+	size_t len;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", lp->pid);
+	text = read_proc(path, &len, COMM_MAX);
+	if (!text)
+		return 0;
+	if (len && text[len - 1] == '\n')
+		len--;
+	if (len && len < sizeof(lp->comm) &&
+	    (strlen(lp->comm) != len || memcmp(lp->comm, text, len))) {
+		ret = lv->out->comm(lv->out, lp->pid, text, len);
+		memcpy(lp->comm, text, len);
+		lp->comm[len] = 0;
+	}
+	free(text);
+	return ret;
+}
+
 int snapshot(struct live *lv, struct lproc *lp)
 {
 	struct mapset snap;
@@ -144,6 +167,8 @@ int snapshot(struct live *lv, struct lproc *lp)
 
 	if (lp->gone)
 		return 0;
+	if (send_comm(lv, lp))
+		return -1;
 	snprintf(path, sizeof(path), "/proc/%u/maps", lp->pid);
 	text = read_proc(path, &len, MAX_MAPS);
 	if (!text) {

@@ -46,6 +46,7 @@ struct lproc {
 	char *text;		/* the last maps snapshot sent */
 	size_t len;
 	u64 vdso;		/* the vDSO image sent, by address */
+	char comm[COMM_MAX];	/* the name sent */
 	bool gone;
 	unsigned long checked;	/* the read() it was last snapshotted for */
 	struct lproc *next;

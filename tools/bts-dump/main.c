@@ -428,6 +428,13 @@ static int fp_event_format(struct sink *s, u32 id, u32 gen,
 	return next->event_format(next, id, gen, text, len);
 }
 
+static int fp_comm(struct sink *s, u32 pid, const char *name, size_t len)
+{
+	struct sink *next = ((struct file_progress *)s)->next;
+
+	return next->comm(next, pid, name, len);
+}
+
 static int print_file(const struct opts *o, FILE *out)
 {
 	struct file_progress fp = {
@@ -437,6 +444,7 @@ static int print_file(const struct opts *o, FILE *out)
 			.memory		= fp_memory,
 			.exit		= fp_exit,
 			.event_format	= fp_event_format,
+			.comm		= fp_comm,
 		},
 		.name = o->input,
 	};

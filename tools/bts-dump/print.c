@@ -406,6 +406,18 @@ u64 call_site(const struct thread *t)
 	return f && f->ret != SIGNAL_FRAME ? f->site : 0;
 }
 
+/* "tid T pid P", and the process's name where the trace gave it. */
+const char *thread_label(const struct thread *t, char *buf, size_t len)
+{
+	const char *comm = proc_comm(t->proc);
+
+	if (comm)
+		snprintf(buf, len, "tid %u pid %u %s", t->tid, t->pid, comm);
+	else
+		snprintf(buf, len, "tid %u pid %u", t->tid, t->pid);
+	return buf;
+}
+
 /*
  * The name of the function at @addr, as call trees show it: its symbol,
  * else its file's name, else the address (in @buf).
@@ -905,6 +917,14 @@ static int p_event_format(struct sink *s, u32 id, u32 gen, const char *text,
 	return 0;
 }
 
+static int p_comm(struct sink *s, u32 pid, const char *name, size_t len)
+{
+	struct printer *pr = (struct printer *)s;
+
+	proc_set_comm(proc_get(pr->syms, pid), name, len);
+	return 0;
+}
+
 static int p_exit(struct sink *s, u32 pid, int status, const char *cmd,
 		  size_t len)
 {
@@ -927,6 +947,7 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	pr->sink.memory = p_memory;
 	pr->sink.exit = p_exit;
 	pr->sink.event_format = p_event_format;
+	pr->sink.comm = p_comm;
 	pr->out = out;
 	pr->opts = *opts;
 	if (opts->calls)

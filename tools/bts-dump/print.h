@@ -220,6 +220,7 @@ extern const struct output output_folded;
 extern const struct output output_chrome;
 
 /* print.c: what the outputs share */
+const char *thread_label(const struct thread *t, char *buf, size_t len);
 u64 call_site(const struct thread *t);
 const char *func_name(struct printer *pr, struct thread *t, u64 addr,
 		      char *buf, size_t len);

@@ -69,8 +69,15 @@ void json_esc(FILE *f, const char *s)
 static void json_begin(struct printer *pr, const struct thread *t,
 		       const char *kind)
 {
-	fprintf(pr->out, "{\"tid\":%u,\"pid\":%u,\"kind\":\"%s\"", t->tid,
-		t->pid, kind);
+	const char *comm = proc_comm(t->proc);
+
+	fprintf(pr->out, "{\"tid\":%u,\"pid\":%u,", t->tid, t->pid);
+	if (comm) {
+		fputs("\"comm\":\"", pr->out);
+		json_esc(pr->out, comm);
+		fputs("\",", pr->out);
+	}
+	fprintf(pr->out, "\"kind\":\"%s\"", kind);
 }
 
 static void json_addr(struct printer *pr, struct thread *t, const char *key,

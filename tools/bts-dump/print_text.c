@@ -14,10 +14,12 @@
 
 void text_header(struct printer *pr, const struct thread *t)
 {
+	char label[32 + COMM_MAX];
+
 	/* --trigger prints each window under a header of its own. */
 	if (pr->shown == t || pr->opts.window)
 		return;
-	fprintf(pr->out, "[tid %u pid %u]\n", t->tid, t->pid);
+	fprintf(pr->out, "[%s]\n", thread_label(t, label, sizeof(label)));
 	pr->shown = t;
 }
 
@@ -290,8 +292,10 @@ static void text_thread(struct printer *pr, struct thread *t,
 
 static void text_window_header(struct printer *pr, const struct thread *t)
 {
-	fprintf(pr->out, "[tid %u pid %u] the last %u lines before:\n",
-		t->tid, t->pid, pr->opts.window);
+	char label[32 + COMM_MAX];
+
+	fprintf(pr->out, "[%s] the last %u lines before:\n",
+		thread_label(t, label, sizeof(label)), pr->opts.window);
 }
 
 static void text_thread_free(struct printer *pr, struct thread *t)

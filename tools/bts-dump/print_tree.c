@@ -192,10 +192,11 @@ static struct node *node_get(struct tree *tr, const struct node *parent,
 /* The thread's root: its own, so that threads' stacks stay apart. */
 static struct node *folded_root(struct tree *tr, const struct thread *t)
 {
-	char label[48];
+	char label[32 + COMM_MAX], root[34 + COMM_MAX];
 
-	snprintf(label, sizeof(label), "[tid %u pid %u]", t->tid, t->pid);
-	return node_get(tr, NULL, intern(tr, label));
+	snprintf(root, sizeof(root), "[%s]",
+		 thread_label(t, label, sizeof(label)));
+	return node_get(tr, NULL, intern(tr, root));
 }
 
 /*
@@ -297,11 +298,11 @@ const struct output output_folded = {
 /* --format=chrome */
 
 /*
- * One trace event of @t's, its time the index of the record; @args, if
- * not NULL, the members of its "args" object.
+ * One trace event of @t's, its time the index of the record; @arg_name, if
+ * not NULL, the "name" of its "args" (a metadata event's).
  */
 static void chrome_event(struct printer *pr, const struct thread *t, char ph,
-			 const char *name, const char *args)
+			 const char *name, const char *arg_name)
 {
 	struct tree *tr = tree_of(pr);
 	FILE *f = pr->out;
@@ -318,20 +319,24 @@ static void chrome_event(struct printer *pr, const struct thread *t, char ph,
 	/* An instant event marks its thread's track only. */
 	if (ph == 'i')
 		fputs(",\"s\":\"t\"", f);
-	if (args)
-		fprintf(f, ",\"args\":{%s}", args);
+	if (arg_name) {
+		fputs(",\"args\":{\"name\":\"", f);
+		json_esc(f, arg_name);
+		fputs("\"}", f);
+	}
 	putc('}', f);
 }
 
 /* The thread's track is named, and says what its x-axis is. */
 static void chrome_thread_name(struct printer *pr, const struct thread *t)
 {
-	char args[96];
+	const char *comm = proc_comm(t->proc);
+	char label[80 + COMM_MAX];
 
-	snprintf(args, sizeof(args),
-		 "\"name\":\"tid %u (x-axis: branch records, not time)\"",
-		 t->tid);
-	chrome_event(pr, t, 'M', "thread_name", args);
+	snprintf(label, sizeof(label),
+		 "%s%stid %u (x-axis: branch records, not time)",
+		 comm ? comm : "", comm ? " " : "", t->tid);
+	chrome_event(pr, t, 'M', "thread_name", label);
 }
 
 /*

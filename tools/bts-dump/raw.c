@@ -31,6 +31,7 @@ enum raw_chunk {
 	RAW_MEMORY	= 3,
 	RAW_EXIT	= 4,
 	RAW_EVENT_FORMAT = 5,
+	RAW_COMM	= 6,
 };
 
 static void put32(unsigned char *p, u32 v)
@@ -138,6 +139,16 @@ static int w_event_format(struct sink *s, u32 id, u32 gen, const char *text,
 	return w_chunk(w, RAW_EVENT_FORMAT, head, sizeof(head), text, len);
 }
 
+static int w_comm(struct sink *s, u32 pid, const char *name, size_t len)
+{
+	struct raw_writer *w = (struct raw_writer *)s;
+	unsigned char head[8];
+
+	put32(head, pid);
+	put32(head + 4, 0);
+	return w_chunk(w, RAW_COMM, head, sizeof(head), name, len);
+}
+
 static int w_exit(struct sink *s, u32 pid, int status, const char *cmd,
 		  size_t len)
 {
@@ -158,6 +169,7 @@ int raw_writer_init(struct raw_writer *w, FILE *f, const char *name)
 	w->sink.memory = w_memory;
 	w->sink.exit = w_exit;
 	w->sink.event_format = w_event_format;
+	w->sink.comm = w_comm;
 	w->f = f;
 	w->name = name;
 	memcpy(hdr, RAW_MAGIC, 8);
@@ -238,6 +250,12 @@ static int dispatch(struct sink *s, const char *name, u64 off,
 			return bad(name, off, "bad event format chunk size");
 		return s->event_format(s, get32(p), get32(p + 4),
 				       (char *)p + 8, len - 8);
+	case RAW_COMM:
+		if (len < 8 || len - 8 >= COMM_MAX)
+			return bad(name, off, "bad comm chunk size");
+		if (get32(p + 4))
+			return bad(name, off, "reserved field not zero");
+		return s->comm(s, get32(p), (char *)p + 8, len - 8);
 	default:
 		/* A later version's chunk: what it says is not needed. */
 		return 0;

@@ -106,6 +106,8 @@ struct proc {
 	unsigned int gen;
 	/* memory images of this process, newest first */
 	struct image *images;
+	/* its name, "" until the trace says */
+	char comm[COMM_MAX];
 	struct proc *next;
 };
 
@@ -527,6 +529,20 @@ void proc_exec(struct syms *st, struct proc *p)
 	mapset_free(&p->maps);
 	p->announced = true;
 	p->gen++;
+}
+
+void proc_set_comm(struct proc *p, const char *name, size_t len)
+{
+	if (len >= sizeof(p->comm))
+		len = sizeof(p->comm) - 1;
+	memcpy(p->comm, name, len);
+	p->comm[len] = 0;
+}
+
+/* The process's name, NULL if the trace has not said. */
+const char *proc_comm(const struct proc *p)
+{
+	return p->comm[0] ? p->comm : NULL;
 }
 
 /* A mapping the trace announced: it replaces what its range showed. */

@@ -547,6 +547,39 @@ def test_filters():
         p.stderr + p2.stderr)
 
 
+def test_comm():
+    """The process's name, where the trace gives it, from there on"""
+    f = write("comm.raw", rg.header() +
+              rg.maps_chunk(80, rg.maps_lines(PROG)) +
+              rg.comm_chunk(80, 'sh "x"') +
+              rg.records_chunk([rg.thread(81, 80, rg.THREAD_NEW),
+                                rg.branch(a("tramp"), a("leaf"))]) +
+              rg.comm_chunk(80, "prog") +
+              rg.records_chunk([rg.thread(82, 80, rg.THREAD_NEW),
+                                rg.branch(a("tramp"), a("leaf"))]))
+    rc, out, err = run(f)
+    want = ['[tid 81 pid 80 sh "x"]', "[tid 82 pid 80 prog]"]
+    tap(rc == 0 and has_lines(out, want),
+        "comm: text headers name the process as it was named then",
+        diag(out, want) + err)
+    rc, out, err = run(f, "--format=jsonl")
+    recs = jsonl(out) if rc == 0 else []
+    rc2, out2, err2 = run(f, "--format=chrome")
+    names = [e["args"]["name"] for e in json.loads(out2)["traceEvents"]
+             if e["ph"] == "M"] if rc2 == 0 else []
+    rc3, out3, err3 = run(f, "--format=folded")
+    tap(rc == rc2 == rc3 == 0 and
+        [r.get("comm") for r in recs] == ['sh "x"'] * 2 + ["prog"] * 2 and
+        names[0].startswith('sh "x" tid 81') and
+        out3.startswith('[tid 81 pid 80 sh "x"];'),
+        "comm: in jsonl, in chrome's track names, in folded stacks' roots",
+        out + out2 + out3 + err + err2 + err3)
+    f = write("badcomm.raw", rg.header() + rg.comm_chunk(80, "x" * 64))
+    rc, out, err = run(f)
+    tap(rc == 1 and "bad comm chunk size" in err,
+        "comm: a name too long for any kernel is a malformed file", err)
+
+
 def test_bad_input():
     good = rg.header() + rg.records_chunk([rg.branch(1, 2)])
     cases = [
@@ -1070,7 +1103,8 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_demangle, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_markers, test_event_formats, test_trigger,
-          test_map_records, test_filters, test_bad_input, test_usage):
+          test_map_records, test_filters, test_comm, test_bad_input,
+          test_usage):
     try:
         t()
     except Exception as e:  # a broken test is a failed one

@@ -10,7 +10,7 @@ import os
 import struct
 
 MAGIC = b"BTSDUMP\n"
-RECORDS, MAPS, MEMORY, EXIT, EVENT_FORMAT = 1, 2, 3, 4, 5
+RECORDS, MAPS, MEMORY, EXIT, EVENT_FORMAT, COMM = 1, 2, 3, 4, 5, 6
 
 # include/uapi/linux/bts.h
 PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
@@ -167,6 +167,10 @@ def exit_chunk(pid, status, cmd):
 
 def event_format_chunk(ev_id, gen, text):
     return chunk(EVENT_FORMAT, struct.pack("<II", ev_id, gen) + text.encode())
+
+
+def comm_chunk(pid, name):
+    return chunk(COMM, struct.pack("<II", pid, 0) + name.encode())
 
 
 def elf_loads(data):
