@@ -183,8 +183,22 @@ enum format {
 	FORMAT_CHROME,		/* Chrome's trace-event JSON */
 };
 
+/* -F: the fields of each line, as perf script's -F names them */
+enum print_field {
+	FIELD_COMM	= 1 << 0,
+	FIELD_TID	= 1 << 1,
+	FIELD_PID	= 1 << 2,
+	FIELD_IP	= 1 << 3,	/* a branch's source address */
+	FIELD_ADDR	= 1 << 4,	/* its target */
+	FIELD_SYM	= 1 << 5,	/* of each end shown */
+	FIELD_SYMOFF	= 1 << 6,
+	FIELD_DSO	= 1 << 7,
+	FIELD_SRCLINE	= 1 << 8,
+};
+
 struct print_opts {
 	enum format format;
+	unsigned int fields;	/* -F: enum print_field bits; 0: the default */
 	bool calls;		/* --calls */
 	bool insn;		/* --insn */
 	bool show_maps;		/* --show-maps */

@@ -35,7 +35,7 @@ static void print_usage(FILE *f)
 	fprintf(f,
 		"usage: bts-dump [options] [--] CMD [ARG...]\n"
 		"       bts-dump [options] -p PID\n"
-		"       bts-dump -i FILE [--format=FMT] [--calls|--insn]\n"
+		"       bts-dump -i FILE [--format=FMT] [--calls|--insn|-F FIELDS]\n"
 		"                [--show-maps] [--progress]\n"
 		"\n"
 		"Trace every user-mode branch of CMD (and of the threads and processes it\n"
@@ -53,6 +53,8 @@ static void print_usage(FILE *f)
 		"      --calls         print a call tree per thread instead of branches\n"
 		"      --insn          print the instructions run between branches\n"
 		"      --show-maps     print where executable mappings came and went\n"
+		"  -F, --fields LIST   text lines with only these fields, as perf script's:\n"
+		"                      comm, tid, pid, ip, addr, sym, symoff, dso, srcline\n"
 		"      --tid LIST      print only these threads, or all threads of these\n"
 		"                      processes (comma-separated ids)\n"
 		"      --sym GLOBS     print only branches (system calls, markers) with an\n"
@@ -151,6 +153,41 @@ static void parse_range(const char *arg, struct print_opts *p)
 			  arg);
 }
 
+/* -F FIELDS: perf script's names of the fields bts-dump has. */
+static unsigned int parse_fields(const char *s)
+{
+	static const struct {
+		const char *name;
+		unsigned int bit;
+	} names[] = {
+		{ "comm", FIELD_COMM }, { "tid", FIELD_TID },
+		{ "pid", FIELD_PID }, { "ip", FIELD_IP },
+		{ "addr", FIELD_ADDR }, { "sym", FIELD_SYM },
+		{ "symoff", FIELD_SYMOFF }, { "dso", FIELD_DSO },
+		{ "srcline", FIELD_SRCLINE },
+	};
+	unsigned int fields = 0;
+	char **items = NULL;
+	size_t i, k, n = 0;
+
+	parse_list(s, "-F", &items, &n);
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < ARRAY_SIZE(names); k++)
+			if (!strcmp(items[i], names[k].name))
+				break;
+		if (k == ARRAY_SIZE(names))
+			bad_usage("-F: unknown field '%s' (comm, tid, pid, ip, addr, sym, symoff, dso, srcline)",
+				  items[i]);
+		fields |= names[k].bit;
+		free(items[i]);
+	}
+	free(items);
+	if (!(fields & (FIELD_IP | FIELD_ADDR | FIELD_SYM | FIELD_DSO |
+			FIELD_SRCLINE)))
+		bad_usage("-F: no field of a branch (ip, addr, sym, dso, srcline)");
+	return fields;
+}
+
 /* parse_opts()'s messages for options that do not go together */
 #define TRACING_OPTS_WITH_INPUT		"--lossy, --size, --ring, --no-inherit and --markers are for tracing, not -i"
 #define RING_WITH_CONTINUOUS_OPTS	"--ring keeps the last N records: --lossy and --size are for continuous traces"
@@ -174,6 +211,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "markers", optional_argument, NULL, OPT_MARKERS },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
+		{ "fields", required_argument, NULL, 'F' },
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "sym", required_argument, NULL, OPT_SYM },
 		{ "dso", required_argument, NULL, OPT_DSO },
@@ -192,7 +230,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	int c;
 
 	/* "+": options end at CMD, whose own options are its business. */
-	while ((c = getopt_long(argc, argv, "+p:o:i:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:o:i:F:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->pid = parse_u32(optarg, "PID", INT_MAX);
@@ -243,6 +281,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				bad_usage("--trigger: the glob is longer than %u bytes",
 					  BTS_MARKERS_GLOB_MAX - 1);
 			o->print.trigger = optarg;
+			break;
+		case 'F':
+			o->print.fields = parse_fields(optarg);
 			break;
 		case OPT_TID:
 			parse_tids(optarg, &o->print);
@@ -312,6 +353,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    (o->print.calls || (o->print.format != FORMAT_TEXT &&
 				o->print.format != FORMAT_JSONL)))
 		bad_usage("--sym, --dso and --range choose branches: text or jsonl, without --calls");
+	if (o->print.fields && (o->print.format != FORMAT_TEXT ||
+				o->print.calls || o->print.insn))
+		bad_usage("-F chooses the fields of the text format's lines, not --calls' or --insn's");
 	if (o->print.show_maps && o->print.format != FORMAT_TEXT &&
 	    o->print.format != FORMAT_JSONL)
 		bad_usage("--show-maps prints text or jsonl");

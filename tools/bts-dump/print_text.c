@@ -12,10 +12,32 @@
 
 #include "print.h"
 
+/* -F: what starts each line: the process's name, its id, the thread's. */
+static void fields_prefix(struct printer *pr, const struct thread *t)
+{
+	unsigned int f = pr->opts.fields;
+	const char *comm = proc_comm(t->proc);
+
+	if (f & FIELD_COMM)
+		fprintf(pr->out, "%s ", comm ? comm : "?");
+	if ((f & FIELD_PID) && (f & FIELD_TID))
+		fprintf(pr->out, "%u/%u ", t->pid, t->tid);
+	else if (f & (FIELD_PID | FIELD_TID))
+		fprintf(pr->out, "%u ", f & FIELD_PID ? t->pid : t->tid);
+}
+
+/*
+ * Before each line of @t's: a header when the thread changes, or with -F
+ * the fields that say whose the line is.
+ */
 void text_header(struct printer *pr, const struct thread *t)
 {
 	char label[32 + COMM_MAX];
 
+	if (pr->opts.fields) {
+		fields_prefix(pr, t);
+		return;
+	}
 	/* --trigger prints each window under a header of its own. */
 	if (pr->shown == t || pr->opts.window)
 		return;
@@ -193,9 +215,47 @@ void put_build_id(FILE *f, const unsigned char *id, unsigned int len)
 		fprintf(f, "%02x", id[i]);
 }
 
+/* -F: one end of a branch, with the fields asked for; @addr if @show. */
+static void fields_end(struct printer *pr, struct thread *t, u64 addr,
+		       bool show)
+{
+	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
+	unsigned int f = pr->opts.fields;
+	const char *sep = "";
+	FILE *out = pr->out;
+
+	if (show) {
+		put_hex(out, addr);
+		sep = " ";
+	}
+	if (f & FIELD_SYM) {
+		fprintf(out, "%s%s", sep, ai->sym ? ai->sym : "[unknown]");
+		if ((f & FIELD_SYMOFF) && ai->sym && ai->sym_off)
+			fprintf(out, "+0x%llx", (unsigned long long)ai->sym_off);
+		sep = " ";
+	}
+	if (f & FIELD_DSO) {
+		fprintf(out, "%s(%s)", sep, ai->mod ? ai->mod : "[unknown]");
+		sep = " ";
+	}
+	if ((f & FIELD_SRCLINE) && ai->src)
+		fprintf(out, "%s%s:%d", sep, ai->src, ai->line);
+}
+
 static void text_branch(struct printer *pr, struct thread *t,
 			const struct branch *b)
 {
+	if (pr->opts.fields) {
+		/* As perf script prints a branch: "ip sym => addr sym". */
+		text_header(pr, t);
+		fields_end(pr, t, b->from, pr->opts.fields & FIELD_IP);
+		if (pr->opts.fields & FIELD_ADDR) {
+			fputs(" => ", pr->out);
+			fields_end(pr, t, b->to, true);
+		}
+		putc('\n', pr->out);
+		return;
+	}
 	text_header(pr, t);
 	if (pr->opts.insn)
 		print_block(pr, t, t->at, b->end ? b->end : b->from + 1);
@@ -225,6 +285,7 @@ static void text_kernel(struct printer *pr, struct thread *t,
 	}
 	putc('\n', f);
 	if (k->how == RESUME_SIGNAL) {
+		text_header(pr, t);
 		fputs("-- signal handler entry -> ", f);
 		text_addr(pr, t, k->resume);
 		putc('\n', f);

@@ -580,6 +580,44 @@ def test_comm():
         "comm: a name too long for any kernel is a malformed file", err)
 
 
+def test_fields():
+    """-F: perf script's fields, on every line"""
+    f = os.path.join(WORK, "static.raw")
+    rc, out, err = run(f, "-F", "tid,ip,sym,symoff,addr")
+    want = ["10 %s tramp => %s leaf" % (x(a("tramp")), x(a("leaf"))),
+            "10 %s leaf+0x%x => %s tramp+0x5" % (
+                x(leaf_ret()), leaf_ret() - a("leaf"), x(a("tramp", 5))),
+            "10 -- syscall write at %s raw_write+0x5" % x(a("raw_write", 5)),
+            "10 -- signal handler entry -> %s on_signal (prog.c:%d)" % (
+                x(a("on_signal")), SIG_LINE)]
+    tap(rc == 0 and has_lines(out, want) and "[tid" not in out,
+        "-F tid,ip,sym,symoff,addr: each line says whose it is, branches "
+        "as perf script prints them", diag(out, want) + err)
+
+    f = os.path.join(WORK, "comm.raw")
+    rc, out, err = run(f, "--fields=comm,pid,tid,sym,dso,srcline,addr")
+    want = ['sh "x" 80/81 tramp (prog) => %s leaf (prog) prog.c:%d' % (
+                x(a("leaf")), LEAF_LINE),
+            'prog 80/82 tramp (prog) => %s leaf (prog) prog.c:%d' % (
+                x(a("leaf")), LEAF_LINE)]
+    tap(rc == 0 and has_lines(out, want),
+        "-F comm,pid,tid,sym,dso,srcline,addr: names without addresses "
+        "where ip is left out", diag(out, want) + err)
+
+    bad = [(["-F", "tid,bogus"], "unknown field 'bogus'"),
+           (["-F", "comm,tid"], "no field of a branch"),
+           (["-F", "ip", "--calls"], "-F chooses"),
+           (["-F", "ip", "--format=jsonl"], "-F chooses")]
+    msgs, ok = "", True
+    for args, msg in bad:
+        p = subprocess.run([BTS_DUMP, "-i", f] + args, capture_output=True,
+                           text=True)
+        ok = ok and p.returncode == 2 and msg in p.stderr
+        msgs += p.stderr
+    tap(ok, "-F: unknown fields, no branch field, with --calls or jsonl: "
+        "usage errors", msgs)
+
+
 def test_bad_input():
     good = rg.header() + rg.records_chunk([rg.branch(1, 2)])
     cases = [
@@ -1103,7 +1141,8 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_demangle, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_markers, test_event_formats, test_trigger,
-          test_map_records, test_filters, test_comm, test_bad_input,
+          test_map_records, test_filters, test_comm, test_fields,
+          test_bad_input,
           test_usage):
     try:
         t()
