@@ -8,6 +8,8 @@
   compare.py gdb GDB_OUTPUT ORACLE --binary PROG --start FUNC
                     --until FUNC [--errors GDB_ERRORS]
   compare.py calls ORACLE --binary PROG --start FUNC --until FUNC
+  compare.py gdb-insn GDB_OUTPUT ORACLE --binary PROG --start FUNC
+                    --until FUNC
 
 oracle: ORACLE is oracle.txt ("FROM TO MNEMONIC" lines, '#' notes).  It
 must have finished cleanly, and match the program's known structure:
@@ -42,6 +44,15 @@ it ran), levels counted from the shallowest.
 
 calls: print that call tree, one "<indent>FUNC" per line, two spaces a
 level: what gdb's function-call-history /c and bts-dump --calls show.
+
+gdb-insn: GDB_OUTPUT also holds `record instruction-history`
+("N<TAB>   0xADDR <FUNC+OFF>:<TAB>..." lines, after the call history) of
+the same window.  Its addresses, numbered 1, 2, 3, ..., must be the
+instructions the oracle's branches imply, read from the program's code
+(objdump): from where gdb's first one is (which must be in the --start
+function, before its first branch) to the first branch's source, then
+from each branch's target to the next one's source, to the return from
+the --until function.
 
 Prints TAP diagnostics ("# ...") and exits 0 on a match, 1 otherwise.
 """
@@ -280,6 +291,64 @@ def gdb_expected(oracle, sym, start, until):
     return [(lv - low, name) for lv, name in segs]
 
 
+def insn_addrs(binary):
+    """The addresses of the program's instructions, in order (objdump)."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary],
+                         capture_output=True, text=True, check=True).stdout
+    return sorted(int(m[1], 16) for m in
+                  re.finditer(r"^\s+([0-9a-f]+):\t", out, re.M))
+
+
+GDB_INSN = re.compile(r"^(\d+)\t(?:=> )?\s*0x([0-9a-f]+) ")
+
+
+def cmd_gdb_insn(args):
+    got = []
+    with open(args.gdb) as f:
+        lines = f.read().splitlines()
+    start = next((i for i, x in enumerate(lines)
+                  if x == "-- instruction-history"), None)
+    for line in lines[start + 1:] if start is not None else []:
+        m = GDB_INSN.match(line)
+        if not m or int(m[1]) != len(got) + 1:
+            break
+        got.append(int(m[2], 16))
+    if not got:
+        diag("gdb printed no instruction history")
+        return False
+    oracle, _ = read_oracle(args.oracle)
+    sym = Symbols(args.binary)
+    lo, hi = sym.range(args.start)
+    first = next(i for i, r in enumerate(oracle) if lo <= r[0] < hi)
+    ulo, uhi = sym.range(args.until)
+    last = next(i for i in range(first, len(oracle))
+                if ulo <= oracle[i][0] < uhi and
+                oracle[i][2].startswith("ret"))
+    if not (lo <= got[0] <= oracle[first][0]):
+        diag(f"gdb's history starts at {got[0]:#x}, not in {args.start} "
+             f"before its first branch")
+        return False
+    addrs = insn_addrs(args.binary)
+    want, at = [], got[0]
+    for frm, to, _ in oracle[first:last + 1]:
+        want += addrs[bisect.bisect_left(addrs, at):
+                      bisect.bisect_right(addrs, frm)]
+        at = to
+    if got == want:
+        diag(f"gdb instruction history: {len(got)} instructions as the "
+             f"oracle's branches imply")
+        return True
+    n = next((i for i, (g, w) in enumerate(zip(got, want)) if g != w),
+             min(len(got), len(want)))
+    diag(f"gdb instruction history ({len(got)}) differs from the oracle's "
+         f"({len(want)}) at #{n + 1}:")
+    for i in range(max(0, n - 3), min(max(len(got), len(want)), n + 4)):
+        g = sym.name(got[i]) if i < len(got) else "(end)"
+        w = sym.name(want[i]) if i < len(want) else "(end)"
+        diag(f"{'  ' if g == w else '! '}{i + 1:4} got {g:28} want {w}")
+    return False
+
+
 def cmd_calls(args):
     oracle, _ = read_oracle(args.oracle)
     for lv, name in gdb_expected(oracle, Symbols(args.binary), args.start,
@@ -344,6 +413,12 @@ def main():
     g.add_argument("--start", required=True)
     g.add_argument("--until", required=True)
     g.add_argument("--errors", help="gdb's stderr, shown on failure")
+    gi = sub.add_parser("gdb-insn")
+    gi.add_argument("gdb")
+    gi.add_argument("oracle")
+    gi.add_argument("--binary", required=True)
+    gi.add_argument("--start", required=True)
+    gi.add_argument("--until", required=True)
     c = sub.add_parser("calls")
     c.add_argument("oracle")
     c.add_argument("--binary", required=True)
@@ -351,7 +426,7 @@ def main():
     c.add_argument("--until", required=True)
     args = p.parse_args()
     ok = {"oracle": cmd_oracle, "trace": cmd_trace, "gdb": cmd_gdb,
-          "calls": cmd_calls}[args.cmd](args)
+          "gdb-insn": cmd_gdb_insn, "calls": cmd_calls}[args.cmd](args)
     sys.exit(0 if ok else 1)
 
 

@@ -11,7 +11,8 @@
 #   branches  perf record -e branches:u -c 1   -> branches.data
 #   bts       perf record -e intel_bts//u, with a /dev/bts reader and
 #             the bts tracer tracing other programs -> bts.data
-#   gdb       gdb record btrace bts, function-call-history /c -> gdb.txt
+#   gdb       gdb record btrace bts, function-call-history /c and
+#             instruction-history -> gdb.txt
 #   snapshot  perf record -Se -e intel_bts//u (snapshot mode, one
 #             snapshot at the end)  -> snapshot.data
 #   snapwrap  the same with a 64 KB ring, which the run wraps
@@ -161,13 +162,16 @@ for tool in "$@"; do
 		;;
 	gdb)
 		# Record from main to the return from stop_here(), print the
-		# calls.
+		# calls and the instructions.
 		run_tool gdb env -i "${perf_env[@]}" gdb -nx -batch \
 			-ex 'set record function-call-history-size unlimited' \
+			-ex 'set record instruction-history-size unlimited' \
 			-ex 'break main' -ex run \
 			-ex 'record btrace bts' \
 			-ex 'break stop_here' -ex continue -ex finish \
 			-ex 'record function-call-history /c' \
+			-ex 'echo -- instruction-history\n' \
+			-ex 'record instruction-history' \
 			-ex 'info record' \
 			-ex kill --args "$prog"
 		cp "$out/gdb.out" "$out/gdb.txt"
