@@ -266,14 +266,22 @@ def cmd_trace(args):
 GDB_LINE = re.compile(r"^(\d+)\t( *)([A-Za-z_][\w.]*)$")
 
 
-def gdb_expected(oracle, sym, start, until):
-    """The call history the oracle's branches imply, as (level, FUNC)."""
+def gdb_window(oracle, sym, start, until):
+    """The oracle's branches gdb recorded, as indices [first, last]: from
+    the first one leaving the @start function to the first return from the
+    @until function."""
     lo, hi = sym.range(start)
     first = next(i for i, r in enumerate(oracle) if lo <= r[0] < hi)
     ulo, uhi = sym.range(until)
     last = next(i for i in range(first, len(oracle))
                 if ulo <= oracle[i][0] < uhi and
                 oracle[i][2].startswith("ret"))
+    return first, last
+
+
+def gdb_expected(oracle, sym, start, until):
+    """The call history the oracle's branches imply, as (level, FUNC)."""
+    first, last = gdb_window(oracle, sym, start, until)
 
     def func(addr):
         return sym.name(addr).split("+")[0]
@@ -318,13 +326,8 @@ def cmd_gdb_insn(args):
         return False
     oracle, _ = read_oracle(args.oracle)
     sym = Symbols(args.binary)
-    lo, hi = sym.range(args.start)
-    first = next(i for i, r in enumerate(oracle) if lo <= r[0] < hi)
-    ulo, uhi = sym.range(args.until)
-    last = next(i for i in range(first, len(oracle))
-                if ulo <= oracle[i][0] < uhi and
-                oracle[i][2].startswith("ret"))
-    if not (lo <= got[0] <= oracle[first][0]):
+    first, last = gdb_window(oracle, sym, args.start, args.until)
+    if not (sym.range(args.start)[0] <= got[0] <= oracle[first][0]):
         diag(f"gdb's history starts at {got[0]:#x}, not in {args.start} "
              f"before its first branch")
         return False
@@ -406,24 +409,18 @@ def main():
                    default="ok")
     t.add_argument("--after-exec", action="store_true")
     t.add_argument("--tail", type=int)
-    g = sub.add_parser("gdb")
-    g.add_argument("gdb")
-    g.add_argument("oracle")
-    g.add_argument("--binary", required=True)
-    g.add_argument("--start", required=True)
-    g.add_argument("--until", required=True)
-    g.add_argument("--errors", help="gdb's stderr, shown on failure")
-    gi = sub.add_parser("gdb-insn")
-    gi.add_argument("gdb")
-    gi.add_argument("oracle")
-    gi.add_argument("--binary", required=True)
-    gi.add_argument("--start", required=True)
-    gi.add_argument("--until", required=True)
-    c = sub.add_parser("calls")
-    c.add_argument("oracle")
-    c.add_argument("--binary", required=True)
-    c.add_argument("--start", required=True)
-    c.add_argument("--until", required=True)
+    # The commands on gdb's recording window.
+    for name in ("gdb", "gdb-insn", "calls"):
+        w = sub.add_parser(name)
+        if name != "calls":
+            w.add_argument("gdb")
+        w.add_argument("oracle")
+        w.add_argument("--binary", required=True)
+        w.add_argument("--start", required=True)
+        w.add_argument("--until", required=True)
+        if name == "gdb":
+            w.add_argument("--errors",
+                           help="gdb's stderr, shown on failure")
     args = p.parse_args()
     ok = {"oracle": cmd_oracle, "trace": cmd_trace, "gdb": cmd_gdb,
           "gdb-insn": cmd_gdb_insn, "calls": cmd_calls}[args.cmd](args)
