@@ -735,6 +735,21 @@ static void on_thread(struct printer *pr, struct thread **cur,
 		pr->output->thread(pr, t, event);
 }
 
+/* A pseudo-record of a type this bts-dump does not know. */
+static void on_pseudo(struct printer *pr, struct thread *t,
+		      const struct bts_record *r)
+{
+	char what[96];
+
+	if (!pr->output->pseudo || !thread_shown(pr, t))
+		return;
+	snprintf(what, sizeof(what),
+		 "pseudo-record type %u arg %u: 0x%llx 0x%llx",
+		 BTS_PSEUDO_TYPE(r->from), BTS_PSEUDO_ARG(r->from),
+		 (unsigned long long)r->to, (unsigned long long)r->flags);
+	pr->output->pseudo(pr, t, r, what);
+}
+
 /* Decode and print one record of the stream @cur carries. */
 static void p_record(struct printer *pr, struct thread **cur,
 		     const struct bts_record *r)
@@ -781,8 +796,7 @@ static void p_record(struct printer *pr, struct thread **cur,
 		on_map(pr, *cur, r);
 		break;
 	default:
-		if (pr->output->pseudo && thread_shown(pr, *cur))
-			pr->output->pseudo(pr, *cur, r);
+		on_pseudo(pr, *cur, r);
 		break;
 	}
 	(*cur)->have_detail = false;

@@ -198,9 +198,12 @@ struct output {
 	/* only with --show-maps */
 	void (*map)(struct printer *pr, struct thread *t,
 		    const struct map_change *m);
-	/* a pseudo-record of a type this bts-dump does not know */
+	/*
+	 * a pseudo-record of a type this bts-dump does not know; @what is
+	 * what the text outputs say of it
+	 */
 	void (*pseudo)(struct printer *pr, struct thread *t,
-		       const struct bts_record *r);
+		       const struct bts_record *r, const char *what);
 	/* BTS_THREAD_NEW or BTS_THREAD_EXIT */
 	void (*thread)(struct printer *pr, struct thread *t,
 		       unsigned int event);

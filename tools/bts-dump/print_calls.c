@@ -101,14 +101,9 @@ static void calls_marker(struct printer *pr, struct thread *t,
 }
 
 static void calls_pseudo(struct printer *pr, struct thread *t,
-			 const struct bts_record *r)
+			 const struct bts_record *r, const char *what)
 {
-	char what[96];
-
-	snprintf(what, sizeof(what),
-		 "pseudo-record type %u arg %u: 0x%llx 0x%llx",
-		 BTS_PSEUDO_TYPE(r->from), BTS_PSEUDO_ARG(r->from),
-		 (unsigned long long)r->to, (unsigned long long)r->flags);
+	(void)r;
 	calls_note(pr, t, t->nframes, what);
 }
 

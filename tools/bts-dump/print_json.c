@@ -230,8 +230,9 @@ static void json_map(struct printer *pr, struct thread *t,
 }
 
 static void json_pseudo(struct printer *pr, struct thread *t,
-			const struct bts_record *r)
+			const struct bts_record *r, const char *what)
 {
+	(void)what;
 	json_begin(pr, t, "pseudo");
 	fprintf(pr->out, ",\"type\":%u,\"arg\":%u,\"to\":\"0x%llx\",\"flags\":\"0x%llx\"}\n",
 		BTS_PSEUDO_TYPE(r->from), BTS_PSEUDO_ARG(r->from),

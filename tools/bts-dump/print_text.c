@@ -335,12 +335,11 @@ static void text_map(struct printer *pr, struct thread *t,
 }
 
 static void text_pseudo(struct printer *pr, struct thread *t,
-			const struct bts_record *r)
+			const struct bts_record *r, const char *what)
 {
+	(void)r;
 	text_header(pr, t);
-	fprintf(pr->out, "-- pseudo-record type %u arg %u: 0x%llx 0x%llx\n",
-		BTS_PSEUDO_TYPE(r->from), BTS_PSEUDO_ARG(r->from),
-		(unsigned long long)r->to, (unsigned long long)r->flags);
+	fprintf(pr->out, "-- %s\n", what);
 }
 
 static void text_thread(struct printer *pr, struct thread *t,
