@@ -189,16 +189,21 @@ devbts=$!
 # and a command's.  Every CPU runs busy programs: with a buffer of two
 # pages, perf loses most of their branches rather than spend the VM's
 # time on writing them.  (perf starts slowly on the debug kernel: an
-# iteration or two.)
+# iteration or two.)  perf record -a fails, as on stock, when a CPU goes
+# offline between its reading the online CPUs and opening their events
+# (ENODEV): it holds the hotplug lock, which CPU 1 goes offline under.
+hotplug_lock=$tmp/hotplug.lock
 (
 	while [ $SECONDS -lt "$end" ]; do
 		for scope in "-a -m 2 -- sleep 0.1" "-- true"; do
+			lock=()
+			[ "${scope%% *}" = -a ] && lock=(flock "$hotplug_lock")
 			# shellcheck disable=SC2086 # the scope's words
-			if perf record -q -N -B -e branches:u -c 1 \
-				-o "$tmp/perf.data" $scope >/dev/null 2>&1; then
+			if "${lock[@]}" perf record -q -N -B -e branches:u -c 1 \
+				-o "$tmp/perf.data" $scope >/dev/null 2>"$tmp/perf.err"; then
 				echo "${scope%% *} ok" >>"$tmp/perf"
 			else
-				echo "${scope%% *} failed" >>"$tmp/perf"
+				echo "${scope%% *} failed: $(grep -m1 . "$tmp/perf.err")" >>"$tmp/perf"
 			fi
 		done
 	done
@@ -209,9 +214,10 @@ perf=$!
 (
 	cpu1=/sys/devices/system/cpu/cpu1/online
 	while [ $SECONDS -lt "$end" ]; do
-		echo 0 >$cpu1 || echo "cpu1 offline failed" >>"$tmp/errors"
-		sleep 0.3
-		echo 1 >$cpu1 || echo "cpu1 online failed" >>"$tmp/errors"
+		flock "$hotplug_lock" sh -c "
+			echo 0 >$cpu1 || echo 'cpu1 offline failed' >>'$tmp/errors'
+			sleep 0.3
+			echo 1 >$cpu1 || echo 'cpu1 online failed' >>'$tmp/errors'"
 		echo x >>"$tmp/hotplug"
 		sleep 0.3
 	done
