@@ -165,6 +165,7 @@ void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
 void proc_exec(struct syms *st, struct proc *p);
 void proc_set_comm(struct proc *p, const char *name, size_t len);
 const char *proc_comm(const struct proc *p);
+const struct mapset *proc_maps(const struct proc *p, unsigned int *gen);
 void proc_map(struct syms *st, struct proc *p, const struct mapping *m);
 void proc_unmap(struct syms *st, struct proc *p, u64 start, u64 end);
 void proc_trace_gap(struct syms *st, struct proc *p);
@@ -181,6 +182,7 @@ enum format {
 	FORMAT_RAW,
 	FORMAT_FOLDED,		/* folded stacks, for flame graphs */
 	FORMAT_CHROME,		/* Chrome's trace-event JSON */
+	FORMAT_PERF,		/* perf.data of perf's intel_bts PMU */
 };
 
 /* -F: the fields of each line, as perf script's -F names them */

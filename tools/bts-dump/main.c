@@ -48,8 +48,9 @@ static void print_usage(FILE *f)
 		"  -i, --input FILE    print a raw file written by --format=raw\n"
 		"      --format=FMT    text (default), jsonl (one JSON object per record),\n"
 		"                      folded (stacks for flame graphs), chrome (a\n"
-		"                      timeline of calls in Chrome's trace-event JSON)\n"
-		"                      or raw (a file for -i)\n"
+		"                      timeline of calls in Chrome's trace-event JSON),\n"
+		"                      perf (a perf.data file for perf script and perf\n"
+		"                      report) or raw (a file for -i)\n"
 		"      --calls         print a call tree per thread instead of branches\n"
 		"      --insn          print the instructions run between branches\n"
 		"      --show-maps     print where executable mappings came and went\n"
@@ -252,8 +253,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				o->print.format = FORMAT_FOLDED;
 			else if (!strcmp(optarg, "chrome"))
 				o->print.format = FORMAT_CHROME;
+			else if (!strcmp(optarg, "perf"))
+				o->print.format = FORMAT_PERF;
 			else
-				bad_usage("unknown format '%s' (text, jsonl, folded, chrome or raw)",
+				bad_usage("unknown format '%s' (text, jsonl, folded, chrome, perf or raw)",
 					  optarg);
 			break;
 		case OPT_CALLS:
@@ -549,8 +552,9 @@ int main(int argc, char **argv)
 		out = fopen(o.output, "w");
 		if (!out)
 			err(1, "%s", o.output);
-	} else if (o.print.format == FORMAT_RAW && isatty(STDOUT_FILENO)) {
-		errx(2, "not writing a raw trace to a terminal; use -o FILE");
+	} else if ((o.print.format == FORMAT_RAW ||
+		    o.print.format == FORMAT_PERF) && isatty(STDOUT_FILENO)) {
+		errx(2, "not writing a binary file to a terminal; use -o FILE");
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
 	if (o.input) {

@@ -972,6 +972,8 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 		pr->output = &output_folded;
 	else if (opts->format == FORMAT_CHROME)
 		pr->output = &output_chrome;
+	else if (opts->format == FORMAT_PERF)
+		pr->output = &output_perf;
 	else
 		pr->output = &output_text;
 	pr->syms = syms_new(!pr->opts.mangled);

@@ -221,6 +221,7 @@ extern const struct output output_calls;
 extern const struct output output_jsonl;
 extern const struct output output_folded;
 extern const struct output output_chrome;
+extern const struct output output_perf;
 
 /* print.c: what the outputs share */
 const char *thread_label(const struct thread *t, char *buf, size_t len);

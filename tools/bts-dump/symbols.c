@@ -545,6 +545,16 @@ const char *proc_comm(const struct proc *p)
 	return p->comm[0] ? p->comm : NULL;
 }
 
+/*
+ * The mappings of @p, and in *@gen their generation, which changes
+ * whenever they do.
+ */
+const struct mapset *proc_maps(const struct proc *p, unsigned int *gen)
+{
+	*gen = p->gen;
+	return &p->maps;
+}
+
 /* A mapping the trace announced: it replaces what its range showed. */
 void proc_map(struct syms *st, struct proc *p, const struct mapping *m)
 {

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --format=perf: a perf.data file that perf script and perf report read as
+ * a recording of perf's intel_bts PMU.
+ *
+ * perf.data comes in two formats (tools/perf/Documentation/
+ * perf.data-file-format.txt): a regular file gets a file's, anything else
+ * the pipe format (perf script -i -).  Either holds:
+ *
+ * - the attribute of one intel_bts event, user mode only, with one id
+ *   (in the file's header, or a HEADER_ATTR record), and an AUXTRACE_INFO
+ *   record that names perf's intel_bts decoder;
+ * - per thread, a COMM record (its process and its name) before its first
+ *   branch, the executable mappings of its process (MMAP2) whenever they
+ *   changed, a COMM record flagged as an exec after an exec, an EXIT record
+ *   when it ends;
+ * - its branches as AUXTRACE records, one AUX queue per thread: each
+ *   record is the 24-byte BTS record the hardware writes (from, to,
+ *   flags).  A stay in the kernel is the record perf's intel_bts PMU gets
+ *   for it from the layer: the branch into the kernel with its kernel end
+ *   zeroed (Documentation/arch/x86/ds.rst), which perf shows as a branch to
+ *   0 ("tr end").  Lost records are an AUX record flagged TRUNCATED, which
+ *   perf reports as lost trace data.
+ *
+ * The samples perf makes of the branches have no time.  The file's clock
+ * counts branches instead, in half steps: a side-band record written
+ * after N branches has time 2N + 1 (never 0, which perf takes for "no
+ * time"), and an AUXTRACE record whose first branch is branch N has the
+ * reference (perf orders AUX data by it) 2N + 2.  perf decodes the AUX
+ * data with references up to a side-band record's time before it applies
+ * the record, so each branch is decoded with the mappings and the name of
+ * its time, also across an exec.  (With references of 0 perf 6.1 decodes
+ * nothing; with no times but references, everything at the end, with the
+ * last mappings.)
+ *
+ * Markers and pseudo-records of unknown types have no perf counterpart
+ * and are left out.
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "print.h"
+
+/*
+ * perf's own record types, beyond the kernel's (tools/lib/perf/include/
+ * perf/event.h, enum perf_user_event_type), and what perf.data says.
+ */
+#define PERF_RECORD_HEADER_ATTR		64
+#define PERF_RECORD_AUXTRACE_INFO	70
+#define PERF_RECORD_AUXTRACE		71
+#define PERF_MAGIC			0x32454c4946524550ULL	/* "PERFILE2" */
+#define PERF_AUXTRACE_INTEL_BTS		2	/* enum auxtrace_type */
+/*
+ * The intel_bts AUXTRACE_INFO private words (tools/perf/util/intel-bts.h):
+ * PMU type, time shift, multiplier and zero, cap_user_time_zero, snapshot
+ * mode.
+ */
+#define INTEL_BTS_PRIV_WORDS		6
+/*
+ * The PMU type of the event: perf matches the AUX data to the event by it,
+ * nothing else.  Not a type the kernel hands out (they count up from
+ * PERF_TYPE_MAX), so perf never mistakes the event for a PMU of the
+ * machine that reads the file.
+ */
+#define BTS_DUMP_PMU_TYPE		0x7fffffff
+#define EVENT_ID			1
+/* The side-band records' sample_id_all fields: TID, TIME, IDENTIFIER. */
+#define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+			 PERF_SAMPLE_IDENTIFIER)
+struct sample_id {
+	u32 pid, tid;
+	u64 time;
+	u64 id;
+};
+
+/* BTS records written per AUXTRACE record at most */
+#define AUX_BATCH			4096
+
+struct perf_state {
+	struct thread *pending;		/* whose records are in @buf */
+	struct bts_record buf[AUX_BATCH + 1];	/* + the end mark */
+	unsigned int nbuf;
+	u64 nbranches;			/* BTS records written: the clock */
+	bool file;			/* a file's format, not a pipe's */
+	off_t data_at;			/* where its records start */
+	u32 next_queue;
+	bool failed;			/* a write failed: finish() says so */
+};
+
+/* What the file has said of a thread so far. */
+struct perf_thread {
+	u32 queue;			/* its AUX queue */
+	u64 offset;			/* bytes written to it */
+	bool comm_written;
+	char comm[COMM_MAX];		/* the name it said */
+	bool maps_said;
+	unsigned int maps_gen;		/* of the mappings it said */
+	bool exec;			/* an exec since: the next COMM says so */
+};
+
+static void put_file_header(struct printer *pr);
+static void put_header(struct printer *pr, u32 type, unsigned int misc,
+		       size_t size);
+
+/* The output's state; made with the file's first bytes. */
+static struct perf_state *state_of(struct printer *pr)
+{
+	if (!pr->out_state) {
+		pr->out_state = xcalloc(1, sizeof(struct perf_state));
+		put_file_header(pr);
+	}
+	return pr->out_state;
+}
+
+static struct perf_thread *thread_of(struct printer *pr, struct thread *t)
+{
+	struct perf_thread *pt = t->out;
+
+	if (!pt) {
+		pt = xcalloc(1, sizeof(*pt));
+		pt->queue = state_of(pr)->next_queue++;
+		t->out = pt;
+	}
+	return pt;
+}
+
+static void put(struct printer *pr, const void *data, size_t len)
+{
+	if (fwrite_unlocked(data, 1, len, pr->out) != len)
+		state_of(pr)->failed = true;
+}
+
+static void put_header(struct printer *pr, u32 type, unsigned int misc,
+		       size_t size)
+{
+	struct perf_event_header h = {
+		.type = type,
+		.misc = misc,
+		.size = size,
+	};
+
+	put(pr, &h, sizeof(h));
+}
+
+/* The event's attribute: intel_bts, user mode, side-band with ids. */
+static const struct perf_event_attr event_attr = {
+	.type = BTS_DUMP_PMU_TYPE,
+	.size = sizeof(struct perf_event_attr),
+	.sample_period = 1,
+	.sample_type = SAMPLE_TYPE,
+	.exclude_kernel = 1,
+	.exclude_hv = 1,
+	.sample_id_all = 1,
+};
+
+static const u64 event_id = EVENT_ID;
+
+/*
+ * A file's header (tools/perf/util/header.h, struct perf_file_header), the
+ * event's id and its attribute with where the id is; the records, @data_size
+ * bytes, follow them, then the features.  The one feature is an empty AUX
+ * index (HEADER_AUXTRACE): perf then reads the AUX data where the AUXTRACE
+ * records are, and knows the file has AUX data.
+ */
+struct perf_file_section {
+	u64 offset;
+	u64 size;
+};
+
+#define HEADER_AUXTRACE		18	/* the feature's bit */
+
+static void put_file_parts(struct printer *pr, u64 data_size)
+{
+	struct {
+		u64 magic;
+		u64 size;
+		u64 attr_size;
+		struct perf_file_section attrs;
+		struct perf_file_section data;
+		struct perf_file_section event_types;
+		u64 features[4];
+	} header;
+	struct perf_file_section ids;
+	const u64 attr_size = sizeof(event_attr) + sizeof(ids);
+	const u64 ids_at = sizeof(header), attrs_at = ids_at + sizeof(event_id);
+
+	header = (typeof(header)){
+		.magic = PERF_MAGIC,
+		.size = sizeof(header),
+		.attr_size = attr_size,
+		.attrs = { attrs_at, attr_size },
+		.data = { attrs_at + attr_size, data_size },
+		.features = { 1ULL << HEADER_AUXTRACE },
+	};
+	ids = (struct perf_file_section){
+		.offset = ids_at,
+		.size = sizeof(event_id),
+	};
+	put(pr, &header, sizeof(header));
+	put(pr, &event_id, sizeof(event_id));
+	put(pr, &event_attr, sizeof(event_attr));
+	put(pr, &ids, sizeof(ids));
+}
+
+/*
+ * The start of the file.  A file's header, written again at the end, says
+ * where its parts are; the pipe format needs no seeking, but perf 6.1
+ * reads its AUX data only from a pipe.
+ */
+static void put_file_header(struct printer *pr)
+{
+	struct perf_state *st = pr->out_state;
+	static const u64 pipe_header[2] = { PERF_MAGIC, 16 };
+	u64 info[1 + INTEL_BTS_PRIV_WORDS] = {
+		PERF_AUXTRACE_INTEL_BTS,
+		BTS_DUMP_PMU_TYPE,
+		0, 1, 0, 0,		/* the branch clock is the "TSC" */
+		0,			/* not a snapshot */
+	};
+	struct stat sb;
+
+	st->file = !fstat(fileno(pr->out), &sb) && S_ISREG(sb.st_mode) &&
+		   ftello(pr->out) == 0;
+	if (st->file) {
+		/* Room for the header, the id and the attribute. */
+		put_file_parts(pr, 0);
+		st->data_at = ftello(pr->out);
+	} else {
+		put(pr, pipe_header, sizeof(pipe_header));
+		put_header(pr, PERF_RECORD_HEADER_ATTR, 0,
+			   sizeof(struct perf_event_header) +
+			   sizeof(event_attr) + sizeof(event_id));
+		put(pr, &event_attr, sizeof(event_attr));
+		put(pr, &event_id, sizeof(event_id));
+	}
+	put_header(pr, PERF_RECORD_AUXTRACE_INFO, 0,
+		   sizeof(struct perf_event_header) + sizeof(info));
+	put(pr, info, sizeof(info));
+}
+
+/* Write the pending records as one AUXTRACE record of their thread's. */
+static void flush_pending(struct printer *pr)
+{
+	struct perf_state *st = state_of(pr);
+	struct perf_thread *pt;
+	struct {
+		u64 size;
+		u64 offset;
+		u64 reference;
+		u32 idx;
+		u32 tid;
+		u32 cpu;
+		u32 reserved;
+	} aux;
+
+	if (!st->nbuf)
+		return;
+	pt = st->pending->out;
+	/*
+	 * perf's decoder (intel_bts_process_buffer()) stops one record short
+	 * of a buffer's end: end each with a record of zeros, which it skips
+	 * where it gets to one.
+	 */
+	st->buf[st->nbuf++] = (struct bts_record){ 0 };
+	aux = (typeof(aux)){
+		.size = st->nbuf * sizeof(st->buf[0]),
+		.offset = pt->offset,
+		.reference = 2 * (st->nbranches - (st->nbuf - 1)) + 2,
+		.idx = pt->queue,
+		.tid = st->pending->tid,
+		.cpu = (u32)-1,
+	};
+	/* The data follows the record; the header's size leaves it out. */
+	put_header(pr, PERF_RECORD_AUXTRACE, 0,
+		   sizeof(struct perf_event_header) + sizeof(aux));
+	put(pr, &aux, sizeof(aux));
+	put(pr, st->buf, aux.size);
+	pt->offset += aux.size;
+	st->nbuf = 0;
+}
+
+/* A record with a file name, padded to 8 bytes with NULs. */
+static void put_name(struct printer *pr, const char *name)
+{
+	static const char zeros[8];
+	size_t len = strlen(name) + 1;
+
+	put(pr, name, len);
+	put(pr, zeros, -len & 7);
+}
+
+static size_t name_size(const char *name)
+{
+	return (strlen(name) + 1 + 7) & ~(size_t)7;
+}
+
+/* The time of a side-band record written now. */
+static u64 sideband_time(struct printer *pr)
+{
+	return 2 * state_of(pr)->nbranches + 1;
+}
+
+/*
+ * A side-band record of @t: the header for @len bytes of body and @name
+ * (if any) that the caller writes next, then put_sample_id().
+ */
+static void put_sideband_header(struct printer *pr, u32 type,
+				unsigned int misc, size_t len,
+				const char *name)
+{
+	put_header(pr, type, misc,
+		   sizeof(struct perf_event_header) + len +
+		   (name ? name_size(name) : 0) + sizeof(struct sample_id));
+}
+
+/* The fields every side-band record ends with: whose, and when. */
+static void put_sample_id(struct printer *pr, const struct thread *t)
+{
+	struct sample_id id = {
+		.pid = t->pid,
+		.tid = t->tid,
+		.time = sideband_time(pr),
+		.id = EVENT_ID,
+	};
+
+	put(pr, &id, sizeof(id));
+}
+
+static void put_comm(struct printer *pr, struct thread *t,
+		     struct perf_thread *pt)
+{
+	const char *comm = proc_comm(t->proc);
+	char unknown[16];
+	u32 ids[2] = { t->pid, t->tid };
+
+	/* As perf calls a thread whose name it does not know. */
+	if (!comm) {
+		snprintf(unknown, sizeof(unknown), ":%u", t->tid);
+		comm = unknown;
+	}
+	put_sideband_header(pr, PERF_RECORD_COMM,
+			    pt->exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
+			    sizeof(ids), comm);
+	put(pr, ids, sizeof(ids));
+	put_name(pr, comm);
+	put_sample_id(pr, t);
+	snprintf(pt->comm, sizeof(pt->comm), "%s", comm);
+	pt->comm_written = true;
+	pt->exec = false;
+}
+
+/*
+ * The code perf needs to see: what is executable, file-backed or the
+ * vDSO (which perf finds by that name).
+ */
+static bool code_mapping(const struct mapping *m)
+{
+	if (m->perms[2] != 'x' || !m->path || !*m->path)
+		return false;
+	return m->path[0] != '[' || !strcmp(m->path, "[vdso]");
+}
+
+static void put_mmap(struct printer *pr, struct thread *t,
+		     const struct mapping *m)
+{
+	struct {
+		u32 pid, tid;
+		u64 start, len, pgoff;
+		u32 maj, min;
+		u64 ino, ino_generation;
+		u32 prot, flags;
+	} mm = {
+		.pid = t->pid,
+		.tid = t->tid,
+		.start = m->start,
+		.len = m->end - m->start,
+		.pgoff = m->offset,
+		.maj = m->dev_major,
+		.min = m->dev_minor,
+		.ino = m->inode,
+		.prot = PROT_EXEC | (m->perms[0] == 'r' ? PROT_READ : 0),
+		.flags = m->perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE,
+	};
+
+	put_sideband_header(pr, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
+			    sizeof(mm), m->path);
+	put(pr, &mm, sizeof(mm));
+	put_name(pr, m->path);
+	put_sample_id(pr, t);
+}
+
+/*
+ * Before a record of @t: what perf must know first, its name and its
+ * process's code as of now.  Every executable mapping is said again when
+ * any changed: perf keeps a mapping until one overlapping it comes.
+ */
+static void sync_thread(struct printer *pr, struct thread *t,
+			struct perf_thread *pt)
+{
+	const struct mapset *maps;
+	unsigned int gen;
+	const char *comm;
+	size_t i;
+
+	maps = proc_maps(t->proc, &gen);
+	comm = proc_comm(t->proc);
+	if (pt->comm_written && !pt->exec && pt->maps_said &&
+	    gen == pt->maps_gen &&
+	    (!comm || !strcmp(comm, pt->comm)))
+		return;
+	flush_pending(pr);
+	if (!pt->comm_written || pt->exec || (comm && strcmp(comm, pt->comm)))
+		put_comm(pr, t, pt);
+	if (!pt->maps_said || gen != pt->maps_gen) {
+		for (i = 0; i < maps->n; i++)
+			if (code_mapping(&maps->v[i]))
+				put_mmap(pr, t, &maps->v[i]);
+		pt->maps_said = true;
+		pt->maps_gen = gen;
+	}
+}
+
+static void put_record(struct printer *pr, struct thread *t, u64 from, u64 to)
+{
+	struct perf_state *st = state_of(pr);
+	struct perf_thread *pt = thread_of(pr, t);
+
+	sync_thread(pr, t, pt);
+	if (st->pending != t || st->nbuf == AUX_BATCH) {
+		flush_pending(pr);
+		st->pending = t;
+	}
+	st->buf[st->nbuf++] = (struct bts_record){ .from = from, .to = to };
+	st->nbranches++;
+}
+
+static void perf_branch(struct printer *pr, struct thread *t,
+			const struct branch *b)
+{
+	put_record(pr, t, b->from, b->to);
+}
+
+static void perf_kernel(struct printer *pr, struct thread *t,
+			const struct kernel *k)
+{
+	if (k->entry)
+		put_record(pr, t, k->entry, 0);
+	if (k->how == RESUME_EXEC)
+		thread_of(pr, t)->exec = true;
+}
+
+static void perf_lost(struct printer *pr, struct thread *t,
+		      const struct lost *l)
+{
+	struct perf_thread *pt = thread_of(pr, t);
+	struct {
+		u64 aux_offset;
+		u64 aux_size;
+		u64 flags;
+	} aux;
+
+	(void)l;
+	flush_pending(pr);
+	aux = (typeof(aux)){
+		.aux_offset = pt->offset,
+		.flags = PERF_AUX_FLAG_TRUNCATED,
+	};
+	put_sideband_header(pr, PERF_RECORD_AUX, 0, sizeof(aux), NULL);
+	put(pr, &aux, sizeof(aux));
+	put_sample_id(pr, t);
+}
+
+static void perf_thread(struct printer *pr, struct thread *t,
+			unsigned int event)
+{
+	struct perf_thread *pt = t->out;
+	u32 ids[4] = { t->pid, t->pid, t->tid, t->tid };
+	u64 time = sideband_time(pr);
+
+	/* A thread that ends without a record was never said. */
+	if (event != BTS_THREAD_EXIT || !pt || !pt->comm_written)
+		return;
+	flush_pending(pr);
+	put_sideband_header(pr, PERF_RECORD_EXIT, 0,
+			    sizeof(ids) + sizeof(time), NULL);
+	put(pr, ids, sizeof(ids));
+	put(pr, &time, sizeof(time));
+	put_sample_id(pr, t);
+}
+
+static void perf_thread_free(struct printer *pr, struct thread *t)
+{
+	struct perf_state *st = pr->out_state;
+
+	/* A thread id used again: the old thread's records go first. */
+	if (st && st->pending == t) {
+		flush_pending(pr);
+		st->pending = NULL;
+	}
+	free(t->out);
+}
+
+static int perf_finish(struct printer *pr)
+{
+	struct perf_state *st = state_of(pr);
+	struct perf_file_section index;
+	const u64 no_entries = 0;
+	off_t end;
+
+	flush_pending(pr);
+	/* The features, and the header again with the size of the records. */
+	if (st->file && !st->failed) {
+		end = ftello(pr->out);
+		index = (struct perf_file_section){
+			.offset = end + sizeof(index),
+			.size = sizeof(no_entries),
+		};
+		put(pr, &index, sizeof(index));
+		put(pr, &no_entries, sizeof(no_entries));
+		if (end < 0 || fseeko(pr->out, 0, SEEK_SET))
+			st->failed = true;
+		else
+			put_file_parts(pr, end - st->data_at);
+		if (fseeko(pr->out, 0, SEEK_END))
+			st->failed = true;
+	}
+	if (st->failed) {
+		warnx("write error on the output");
+		return -1;
+	}
+	return 0;
+}
+
+static void perf_free(struct printer *pr)
+{
+	free(pr->out_state);
+}
+
+const struct output output_perf = {
+	.branch		= perf_branch,
+	.kernel		= perf_kernel,
+	.lost		= perf_lost,
+	.thread		= perf_thread,
+	.finish		= perf_finish,
+	.thread_free	= perf_thread_free,
+	.free		= perf_free,
+};

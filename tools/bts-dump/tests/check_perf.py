@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: GPL-2.0
+"""--format=perf read by Debian's perf script (check.py runs these).
+
+A trace of two threads of one process, with system calls, lost records
+and an exec of another program, goes to a perf.data file; what perf
+script prints of it must be the trace's branches, each symbolized in the
+program that ran it, with the records perf's intel_bts PMU gets for a stay
+in the kernel (the entry, its kernel end zeroed) and the loss reported.
+Expected lines come from the test programs' symbols (nm), not from
+bts-dump.
+"""
+
+import os
+import struct
+import subprocess
+
+import rawgen as rg
+from checklib import (BTS_DUMP, PROG, PROG_PIE, WORK, nm, run, run_memcheck,
+                      tap, write)
+
+S = nm(PROG)
+SP = nm(PROG_PIE)
+PIE_BIAS = 0x555555554000
+FIELDS = "comm,tid,ip,sym,symoff,addr"
+
+
+def sym(syms, addr, bias=0):
+    """perf script's sym+symoff of @addr."""
+    if not addr:
+        return "[unknown]"
+    for name, (start, size) in syms.items():
+        if size and start + bias <= addr < start + bias + size:
+            return "%s+0x%x" % (name, addr - start - bias)
+    return "[unknown]"
+
+
+def a(name, off=0):
+    return S[name][0] + off
+
+
+def p(name, off=0):
+    return PIE_BIAS + SP[name][0] + off
+
+
+def trace():
+    """The raw trace, and per thread the (comm, from, to, syms, bias) perf
+    must show, in order."""
+    before = [
+        rg.thread(90, 90, rg.THREAD_NEW),
+        rg.branch(a("tramp"), a("leaf")),
+        rg.thread(91, 90, rg.THREAD_NEW),
+        rg.branch(a("tramp", 5), a("raw_write")),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+        rg.branch(a("raw_write", 7), a("tramp", 10)),
+        rg.thread(91, 90, rg.THREAD_EXIT),
+        rg.thread(90, 90),
+        rg.branch(a("leaf", 1), a("tramp", 5)),
+        rg.lost(3),
+        rg.branch(a("tramp", 10), a("raw_int80")),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_int80", 5), 0),
+        rg.map_event(rg.MAP_EXEC),
+        *rg.map_file(PROG_PIE, PIE_BIAS),
+    ]
+    after = [
+        rg.thread(90, 90),
+        rg.branch(p("tramp", 5), p("raw_write")),
+        rg.kernel(rg.ENTRY_SYSCALL, p("raw_write", 5), p("raw_write", 7)),
+        rg.branch(p("raw_write", 7), p("tramp", 10)),
+        rg.thread(90, 90, rg.THREAD_EXIT),
+    ]
+    data = (rg.header() +
+            rg.maps_chunk(90, "".join(rg.maps_lines(PROG))) +
+            rg.comm_chunk(90, "first") +
+            rg.records_chunk(before) +
+            rg.comm_chunk(90, "second") +
+            rg.records_chunk(after))
+    want = {
+        90: [("first", a("tramp"), a("leaf"), S, 0),
+             ("first", a("leaf", 1), a("tramp", 5), S, 0),
+             ("first", a("tramp", 10), a("raw_int80"), S, 0),
+             ("first", a("raw_int80", 5), 0, S, 0),
+             ("second", p("tramp", 5), p("raw_write"), SP, PIE_BIAS),
+             ("second", p("raw_write", 5), 0, SP, PIE_BIAS),
+             ("second", p("raw_write", 7), p("tramp", 10), SP, PIE_BIAS)],
+        91: [("first", a("tramp", 5), a("raw_write"), S, 0),
+             ("first", a("raw_write", 5), 0, S, 0),
+             ("first", a("raw_write", 7), a("tramp", 10), S, 0)],
+    }
+    return data, want
+
+
+def expected(want):
+    return {tid: ["%s %x %s => %x %s" % (comm, f, sym(syms, f, bias), t,
+                                         sym(syms, t, bias))
+                  for comm, f, t, syms, bias in recs]
+            for tid, recs in want.items()}
+
+
+def perf_script(path, *args, stdin=None):
+    """perf script's branches of the file at @path ('-': @stdin), per
+    thread, and its error lines."""
+    p = subprocess.run(["perf", "script", "-f", "-i", path, "-F", FIELDS,
+                        "--itrace=be"] + list(args), input=stdin,
+                       capture_output=True)
+    got, errors = {}, []
+    for line in p.stdout.decode(errors="replace").splitlines():
+        f = line.split()
+        if "error" in line:
+            errors.append(line.strip())
+        elif len(f) == 7 and f[4] == "=>":
+            got.setdefault(int(f[1]), []).append(
+                "%s %s %s => %s %s" % tuple([f[0]] + f[2:4] + f[5:7]))
+    return got, errors, p.stdout.decode(errors="replace") + \
+        p.stderr.decode(errors="replace")
+
+
+def diff(want, got):
+    lines = []
+    for tid in sorted(set(want) | set(got)):
+        lines.append("thread %d: expected" % tid)
+        lines += ["  " + w for w in want.get(tid, [])]
+        lines.append("thread %d: perf script" % tid)
+        lines += ["  " + g for g in got.get(tid, [])]
+    return "\n".join(lines)
+
+
+def drop_end_marks(path):
+    """The file as bts-dump would write it without the zero record that
+    ends each AUX buffer (perf's decoder stops one record short)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    out, at = bytearray(data[:256]), 256
+    size = struct.unpack_from("<Q", data, 64)[0]
+    while at < 256 + size:
+        typ, _, length = struct.unpack_from("<IHH", data, at)
+        ev = bytearray(data[at:at + length])
+        at += length
+        if typ == 71:
+            n = struct.unpack_from("<Q", ev, 8)[0]
+            struct.pack_into("<Q", ev, 8, n - 24)
+            out += ev + data[at:at + n - 24]
+            at += n
+        else:
+            out += ev
+    struct.pack_into("<Q", out, 64, len(out) - 256)
+    out += data[256 + size:]
+    # the feature section moved back by what was dropped
+    feat = len(out) - (len(data) - 256 - size)
+    struct.pack_into("<Q", out, feat, feat + 16)
+    return write("perf-nomark.data", bytes(out))
+
+
+def test_perf():
+    """--format=perf: a file and a pipe, read by perf script"""
+    data, recs = trace()
+    want = expected(recs)
+    raw = write("perf.raw", data)
+    path = os.path.join(WORK, "perf.data")
+    rc, out, err = run(raw, "--format=perf", "-o", path)
+    got, errors, text = perf_script(path) if rc == 0 else ({}, [], err)
+    tap(rc == 0 and got == want,
+        "perf.data file: perf script shows each thread's branches, "
+        "symbolized in the program of their time (exec), kernel stays as "
+        "branches to 0", diff(want, got) + "\n" + text)
+    tap(len(errors) == 1 and "Lost trace data" in errors[0] and
+        " 90 " in " %s " % errors[0].replace(":", " "),
+        "perf.data file: the records lost are perf's 'Lost trace data' "
+        "error, of thread 90", "\n".join(errors) + "\n" + text)
+
+    piped = subprocess.run(
+        ["bash", "-c", '"$0" -i "$1" --format=perf | cat', BTS_DUMP, raw],
+        capture_output=True)
+    got, _, text = perf_script("-", stdin=piped.stdout)
+    tap(piped.returncode == 0 and got == want,
+        "perf pipe format (output not a file): perf script -i - shows the "
+        "same", diff(want, got) + "\n" + text)
+
+    got, _, text = perf_script(drop_end_marks(path))
+    tap(got != want and all(len(got.get(t, [])) < len(w)
+                            for t, w in want.items()),
+        "self-test: without the record that ends each AUX buffer, perf "
+        "loses a branch per buffer and the comparison fails",
+        diff(want, got))
+
+    rc, out, err = run_memcheck(raw, "--format=perf", "-o",
+                                os.path.join(WORK, "perf-vg.data"))
+    tap(rc == 0, "--format=perf under valgrind: no uninitialised byte "
+        "written, no bad access, no leak", err)
+
+    p = subprocess.run(["perf", "report", "-f", "-i", path, "--stdio",
+                        "--sort", "sym"], capture_output=True, text=True)
+    tap(p.returncode == 0 and "[.] tramp" in p.stdout and
+        "[.] raw_write" in p.stdout,
+        "perf report reads the file: samples in tramp and raw_write",
+        p.stdout + p.stderr)
