@@ -21,7 +21,7 @@ packages=(
 	# firmware and option ROMs the dfsg QEMU source does not ship
 	seabios qemu-system-data
 	# guest-side clients and tools: perf, gdb, symbols, instruction decode
-	linux-perf gdb elfutils libdw-dev libcapstone-dev valgrind util-linux
+	linux-perf gdb elfutils libdw-dev libcapstone-dev libipt-dev valgrind util-linux
 	# bts-dump's C++ and Rust demangler
 	libiberty-dev
 	# the bts tracer's trace-cmd test (tests/trace-bts) and plugin

@@ -4,7 +4,7 @@
 
   compare.py oracle ORACLE --binary PROG [--expect SPEC ...]
   compare.py trace ORACLE TRACE --binary PROG [--kernel-to ok|zero|fail]
-                    [--after-exec] [--tail MIN]
+                    [--after-exec] [--tail MIN] [--flow]
   compare.py gdb GDB_OUTPUT ORACLE --binary PROG --start FUNC
                     --until FUNC [--errors GDB_ERRORS]
   compare.py calls ORACLE --binary PROG --start FUNC --until FUNC
@@ -32,6 +32,9 @@ delivered, which may be after the exec): leading records from outside
 PROG are left out, and counted.  With --tail MIN, the trace is the end of
 a ring that wrapped (perf's snapshot mode): its user->user records must
 be the oracle's last ones, at least MIN and fewer than the oracle has.
+With --flow, TRACE is an instruction flow's branches (an Intel PT
+decoder's): a conditional jump to the next instruction leaves the same
+flow taken or not, so the oracle's such records are left out, and counted.
 
 gdb: GDB_OUTPUT holds `record function-call-history /c` lines
 ("N<TAB><indent>FUNC") of a recording from a breakpoint in the --start
@@ -190,6 +193,16 @@ def cmd_trace(args):
     if bad:
         diag(f"{len(bad)} unparsed trace lines, first: {bad[0]!r}")
         ok = False
+    if args.flow:
+        addrs = insn_addrs(args.binary)
+        after = {a: b for a, b in zip(addrs, addrs[1:])}
+        n = len(oracle)
+        oracle = [r for r in oracle
+                  if not (r[2].startswith(("j", "loop")) and
+                          not r[2].startswith("jmp") and
+                          after.get(r[0]) == r[1])]
+        diag(f"{n - len(oracle)} conditional jumps to the next "
+             "instruction left out")
     if args.after_exec:
         start = next((i for i, r in enumerate(trace)
                       if sym.name(r[0]) != "?"), len(trace))
@@ -409,6 +422,7 @@ def main():
                    default="ok")
     t.add_argument("--after-exec", action="store_true")
     t.add_argument("--tail", type=int)
+    t.add_argument("--flow", action="store_true")
     # The commands on gdb's recording window.
     for name in ("gdb", "gdb-insn", "calls"):
         w = sub.add_parser(name)

@@ -126,10 +126,21 @@ enum eax_effect {
 	EAX_CLOBBER,	/* sets it to something we cannot know */
 };
 
+/* How a branch instruction names where it goes. */
+enum branch_form {
+	BRANCH_NONE,		/* not a branch */
+	BRANCH_DIRECT,		/* always to @target: jmp, call */
+	BRANCH_COND,		/* to @target or on: jcc, loop, jcxz */
+	BRANCH_INDIRECT,	/* a register or memory says: ret too */
+	BRANCH_FAR,		/* to the kernel, or another segment */
+};
+
 struct insn {
 	u64 addr;
 	unsigned int len;
 	enum insn_kind kind;
+	enum branch_form form;
+	u64 target;		/* BRANCH_DIRECT and BRANCH_COND */
 	int vector;		/* INSN_INT: the vector */
 	bool is64;		/* decoded as 64-bit code */
 	enum eax_effect eax;
@@ -183,6 +194,7 @@ enum format {
 	FORMAT_FOLDED,		/* folded stacks, for flame graphs */
 	FORMAT_CHROME,		/* Chrome's trace-event JSON */
 	FORMAT_PERF,		/* perf.data of perf's intel_bts PMU */
+	FORMAT_PT,		/* an Intel PT packet stream */
 };
 
 /* -F: the fields of each line, as perf script's -F names them */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * One x86 instruction, decoded with capstone: what kind of branch it is
- * (for --calls, --insn's block ends and system calls), what it does to
+ * (for --calls, --insn's block ends and system calls) and how it names its
+ * target (for --format=pt), what it does to
  * eax (for system call numbers), and its text (for --insn).
  */
 #include <capstone/capstone.h>
@@ -62,6 +63,14 @@ static enum insn_kind kind_of(csh h, const cs_insn *i)
 	case X86_INS_INT3:
 	case X86_INS_INTO:
 		return INSN_INT;
+	/* capstone puts these in no group */
+	case X86_INS_LOOP:
+	case X86_INS_LOOPE:
+	case X86_INS_LOOPNE:
+	case X86_INS_JCXZ:
+	case X86_INS_JECXZ:
+	case X86_INS_JRCXZ:
+		return INSN_JUMP;
 	}
 	if (cs_insn_group(h, i, CS_GRP_CALL))
 		return INSN_CALL;
@@ -70,6 +79,33 @@ static enum insn_kind kind_of(csh h, const cs_insn *i)
 	if (cs_insn_group(h, i, CS_GRP_JUMP))
 		return INSN_JUMP;
 	return INSN_OTHER;
+}
+
+static enum branch_form form_of(const cs_insn *i, enum insn_kind kind,
+				u64 *target)
+{
+	const cs_x86 *x = &i->detail->x86;
+
+	switch (kind) {
+	case INSN_OTHER:
+		return BRANCH_NONE;
+	case INSN_RET:
+		return i->id == X86_INS_RET ? BRANCH_INDIRECT : BRANCH_FAR;
+	case INSN_SYSCALL:
+	case INSN_SYSENTER:
+	case INSN_INT:
+		return BRANCH_FAR;
+	case INSN_JUMP:
+	case INSN_CALL:
+		break;
+	}
+	if (i->id == X86_INS_LJMP || i->id == X86_INS_LCALL)
+		return BRANCH_FAR;
+	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return BRANCH_INDIRECT;
+	*target = x->operands[0].imm;
+	return i->id == X86_INS_JMP || i->id == X86_INS_CALL ?
+	       BRANCH_DIRECT : BRANCH_COND;
 }
 
 static int vector_of(const cs_insn *i)
@@ -146,6 +182,8 @@ bool decode(const unsigned char *code, size_t len, u64 addr, bool is64,
 	out->is64 = is64;
 	out->kind = kind_of(h, ci);
 	out->vector = out->kind == INSN_INT ? vector_of(ci) : -1;
+	out->target = 0;
+	out->form = form_of(ci, out->kind, &out->target);
 	eax_of(h, ci, out);
 	if (ci->op_str[0])
 		snprintf(out->text, sizeof(out->text), "%s %s", ci->mnemonic,

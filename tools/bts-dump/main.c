@@ -50,7 +50,8 @@ static void print_usage(FILE *f)
 		"                      folded (stacks for flame graphs), chrome (a\n"
 		"                      timeline of calls in Chrome's trace-event JSON),\n"
 		"                      perf (a perf.data file for perf script and perf\n"
-		"                      report) or raw (a file for -i)\n"
+		"                      report), pt (one thread's branches as an Intel PT\n"
+		"                      packet stream) or raw (a file for -i)\n"
 		"      --calls         print a call tree per thread instead of branches\n"
 		"      --insn          print the instructions run between branches\n"
 		"      --show-maps     print where executable mappings came and went\n"
@@ -255,8 +256,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				o->print.format = FORMAT_CHROME;
 			else if (!strcmp(optarg, "perf"))
 				o->print.format = FORMAT_PERF;
+			else if (!strcmp(optarg, "pt"))
+				o->print.format = FORMAT_PT;
 			else
-				bad_usage("unknown format '%s' (text, jsonl, folded, chrome, perf or raw)",
+				bad_usage("unknown format '%s' (text, jsonl, folded, chrome, perf, pt or raw)",
 					  optarg);
 			break;
 		case OPT_CALLS:
@@ -553,7 +556,8 @@ int main(int argc, char **argv)
 		if (!out)
 			err(1, "%s", o.output);
 	} else if ((o.print.format == FORMAT_RAW ||
-		    o.print.format == FORMAT_PERF) && isatty(STDOUT_FILENO)) {
+		    o.print.format == FORMAT_PERF ||
+		    o.print.format == FORMAT_PT) && isatty(STDOUT_FILENO)) {
 		errx(2, "not writing a binary file to a terminal; use -o FILE");
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 20);

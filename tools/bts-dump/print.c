@@ -974,6 +974,8 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 		pr->output = &output_chrome;
 	else if (opts->format == FORMAT_PERF)
 		pr->output = &output_perf;
+	else if (opts->format == FORMAT_PT)
+		pr->output = &output_pt;
 	else
 		pr->output = &output_text;
 	pr->syms = syms_new(!pr->opts.mangled);

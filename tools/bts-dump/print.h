@@ -222,6 +222,7 @@ extern const struct output output_jsonl;
 extern const struct output output_folded;
 extern const struct output output_chrome;
 extern const struct output output_perf;
+extern const struct output output_pt;
 
 /* print.c: what the outputs share */
 const char *thread_label(const struct thread *t, char *buf, size_t len);

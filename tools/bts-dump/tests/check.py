@@ -20,6 +20,7 @@ from checklib import (BTS_DUMP, WORK, PROG, PROG_PIE, PROG32, SRC, results,
                       tap, nm, marked_line, write, run, run_memcheck, jsonl,
                       has_lines, diag)
 import check_perf
+import check_pt
 
 S = nm(PROG)
 S32 = nm(PROG32)
@@ -1068,7 +1069,7 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_markers, test_event_formats, test_trigger,
           test_map_records, test_filters, test_comm, test_fields,
-          test_bad_input, check_perf.test_perf,
+          test_bad_input, check_perf.test_perf, check_pt.test_pt,
           test_usage):
     try:
         t()

@@ -33,6 +33,16 @@ raw_int80:
 	ret
 	.size	raw_int80, .-raw_int80
 
+/* A counted loop: mov (5), dec (2), jnz (2) taken twice, ret. */
+	.globl	countdown
+	.type	countdown, @function
+countdown:
+	mov	$3, %ecx
+1:	dec	%ecx
+	jnz	1b
+	ret
+	.size	countdown, .-countdown
+
 /* getpid(2), its number set a block earlier: mov (5), jmp (2), syscall (2). */
 	.globl	raw_split
 	.type	raw_split, @function
