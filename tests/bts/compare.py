@@ -3,6 +3,7 @@
 """Compare branch traces of one program run with the ptrace oracle's.
 
   compare.py oracle ORACLE --binary PROG [--expect SPEC ...]
+  compare.py aux-marks PERF_DATA
   compare.py trace ORACLE TRACE --binary PROG [--kernel-to ok|zero|fail]
                     [--after-exec] [--tail MIN] [--flow]
   compare.py gdb GDB_OUTPUT ORACLE --binary PROG --start FUNC
@@ -16,6 +17,11 @@ must have finished cleanly, and match the program's known structure:
 each SPEC is "to:FUNC=N" (N branches land on FUNC's first instruction)
 or "from:FUNC[:MNEMONIC]=N" (N branches, of that kind, leave from inside
 FUNC).  This checks the oracle on its own, independently of BTS.
+
+aux-marks: every AUX record (PERF_RECORD_AUX) of a perf.data file of
+intel_bts covers data that ends with a record of zeros, which perf's
+decoder needs (it stops one record short of the end of each piece of AUX
+data perf record read, and perf reads up to the end of an AUX record).
 
 trace: TRACE is `perf script -F ip,addr` output ("FROM => TO" lines).
 Records with a kernel address at either end (>= 0x800000000000) are set
@@ -62,6 +68,7 @@ Prints TAP diagnostics ("# ...") and exits 0 on a match, 1 otherwise.
 import argparse
 import bisect
 import re
+import struct
 import subprocess
 import sys
 
@@ -407,6 +414,38 @@ def cmd_gdb(args):
     return False
 
 
+def cmd_aux_marks(args):
+    """Every AUX record of a perf.data file (perf's file format) covers AUX
+    data that ends with a 24-byte record of zeros."""
+    with open(args.data, "rb") as f:
+        d = f.read()
+    data_at, data_size = struct.unpack_from("<QQ", d, 40)
+    aux, pieces, at = [], {}, data_at
+    while at < data_at + data_size:
+        typ, _, size = struct.unpack_from("<IHH", d, at)
+        if size < 8:
+            diag(f"bad record at {at:#x}")
+            return False
+        if typ == 71:           # PERF_RECORD_AUXTRACE, its data after it
+            n, off = struct.unpack_from("<QQ", d, at + 8)
+            pieces[off] = d[at + size:at + size + n]
+            at += n
+        elif typ == 11:         # PERF_RECORD_AUX
+            aux.append(struct.unpack_from("<QQQ", d, at + 8))
+        at += size
+    stream = bytearray()
+    for off in sorted(pieces):
+        if off != len(stream):
+            diag(f"AUX data from {off:#x}, after {len(stream):#x}")
+            return False
+        stream += pieces[off]
+    bad = [(off, n) for off, n, _ in aux
+           if n and stream[off + n - 24:off + n] != bytes(24)]
+    diag(f"{len(aux)} AUX records, {len(bad)} not ending with a record of "
+         "zeros" + (", first at %#x size %#x" % bad[0] if bad else ""))
+    return bool(aux) and not bad
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -423,6 +462,8 @@ def main():
     t.add_argument("--after-exec", action="store_true")
     t.add_argument("--tail", type=int)
     t.add_argument("--flow", action="store_true")
+    a = sub.add_parser("aux-marks")
+    a.add_argument("data")
     # The commands on gdb's recording window.
     for name in ("gdb", "gdb-insn", "calls"):
         w = sub.add_parser(name)
@@ -437,7 +478,8 @@ def main():
                            help="gdb's stderr, shown on failure")
     args = p.parse_args()
     ok = {"oracle": cmd_oracle, "trace": cmd_trace, "gdb": cmd_gdb,
-          "gdb-insn": cmd_gdb_insn, "calls": cmd_calls}[args.cmd](args)
+          "gdb-insn": cmd_gdb_insn, "calls": cmd_calls,
+          "aux-marks": cmd_aux_marks}[args.cmd](args)
     sys.exit(0 if ok else 1)
 
 

@@ -17,6 +17,8 @@
 #             snapshot at the end)  -> snapshot.data
 #   snapwrap  the same with a 64 KB ring, which the run wraps
 #                                   -> snapwrap.data
+#   btsparts  perf record -e intel_bts//u with a 256 KB AUX buffer, which
+#             perf reads more than once  -> btsparts.data
 #   together  perf's branches:u -c 1 and bts-dump trace PROG at once, the
 #             bts tracer recording every CPU meanwhile
 #                                  -> together.data, together.raw, .trace
@@ -140,6 +142,10 @@ bts_args=(-N -B --per-thread -e intel_bts//u -m ,1024)
 # by perf when asked, here once at the end (e); 4 MB holds every branch.
 snapshot_args=(-N -B --per-thread -e intel_bts//u -m ,1024 -Se)
 snapwrap_args=(-N -B --per-thread -e intel_bts//u -m ,16 -Se)
+# A buffer of a little more than loops' trace: perf is woken to read it at
+# half full, so its AUX data comes in pieces, each of which perf's decoder
+# stops one record short of (the kernel ends each with a record of zeros).
+btsparts_args=(-N -B --per-thread -e intel_bts//u -m ,64)
 
 for tool in "$@"; do
 	case $tool in
@@ -185,6 +191,11 @@ for tool in "$@"; do
 		capture_env "$out/snapwrap.env" "${snapwrap_args[@]}"
 		run_tool snapwrap "${perf_run[@]}" perf record \
 			"${snapwrap_args[@]}" -o "$out/snapwrap.data" -- "$prog"
+		;;
+	btsparts)
+		capture_env "$out/btsparts.env" "${btsparts_args[@]}"
+		run_tool btsparts "${perf_run[@]}" perf record \
+			"${btsparts_args[@]}" -o "$out/btsparts.data" -- "$prog"
 		;;
 	together)
 		# Three consumers of the DS layer that know nothing of each

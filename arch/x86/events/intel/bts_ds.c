@@ -167,12 +167,21 @@ static const struct bts_record *bts_aux_record(struct perf_output_handle *h,
  * snapshot mode, whose ring takes everything); when the buffer is full,
  * the rest is dropped, *@full is set and the transaction marked
  * TRUNCATED.
+ *
+ * Outside snapshot mode, what a transaction copies ends with a record of
+ * zeros: perf's decoder (intel_bts_process_buffer()) stops one record
+ * short of the end of each piece of AUX data perf record read, and perf
+ * reads up to the end of a transaction.  Without the mark it would drop
+ * a branch wherever perf read; the mark it skips.
  */
 static unsigned long bts_aux_copy(struct bts_ctx *bts, bool *full)
 {
+	static const struct bts_record end_mark;
 	struct perf_output_handle *h = &bts->handle;
 	struct bts_aux_buf *buf = perf_get_aux(h);
-	unsigned long room = h->size - h->size % sizeof(struct bts_record);
+	/* bts_aux_begin() saw room for a record and the mark */
+	unsigned long room = h->size - h->size % sizeof(struct bts_record) -
+			     sizeof(end_mark);
 	unsigned long done = 0;
 	const struct bts_record *runs[2], *rec;
 	struct bts_record entry;
@@ -201,6 +210,10 @@ static unsigned long bts_aux_copy(struct bts_ctx *bts, bool *full)
 		}
 		ds_discard_bts(bts->c, got);
 	}
+	if (done && !buf->snapshot) {
+		bts_aux_put(buf, h->head + done, &end_mark);
+		done += sizeof(end_mark);
+	}
 	if (*full)
 		perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
 	return done;
@@ -225,8 +238,8 @@ static void bts_aux_end(struct bts_ctx *bts)
 
 /*
  * Open a transaction for @event on this CPU.  Return false when its
- * buffer has no room for a record: it then records nothing until the next
- * start.
+ * buffer has no room for a record and the end mark: it then records
+ * nothing until the next start.
  */
 static bool bts_aux_begin(struct bts_ctx *bts, struct perf_event *event)
 {
@@ -234,7 +247,8 @@ static bool bts_aux_begin(struct bts_ctx *bts, struct perf_event *event)
 
 	if (!buf)
 		return false;
-	if (!buf->snapshot && bts->handle.size < sizeof(struct bts_record)) {
+	if (!buf->snapshot &&
+	    bts->handle.size < 2 * sizeof(struct bts_record)) {
 		perf_aux_output_end(&bts->handle, 0);
 		return false;
 	}
