@@ -163,6 +163,18 @@ struct addr_info {
 	u64 mod_off;
 };
 
+/* A function an address is in, where inlining put code of others. */
+struct inline_frame {
+	const char *func;	/* NULL if DWARF does not name it */
+	const char *src;	/* where in it: base name, NULL if unknown */
+	int line;
+};
+
+/* inline.c */
+struct Dwfl_Module;
+unsigned int inline_frames(struct Dwfl_Module *mod, u64 addr, const char *src,
+			   int line, struct inline_frame **out);
+
 struct proc;
 struct syms;
 
@@ -182,6 +194,8 @@ void proc_unmap(struct syms *st, struct proc *p, u64 start, u64 end);
 void proc_trace_gap(struct syms *st, struct proc *p);
 const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 				  u64 addr);
+unsigned int proc_inline(struct syms *st, struct proc *p, u64 addr,
+			 const struct inline_frame **frames);
 const struct insn *proc_insn(struct syms *st, struct proc *p, u64 addr);
 bool proc_insn_kind(struct syms *st, struct proc *p, u64 addr,
 		    enum insn_kind *kind, unsigned int *len);
@@ -217,6 +231,7 @@ struct print_opts {
 	bool insn;		/* --insn */
 	bool show_maps;		/* --show-maps */
 	bool mangled;		/* --no-demangle */
+	bool inline_frames;	/* --inline */
 	/*
 	 * --trigger: at each marker of an event @trigger matches, only the
 	 * last @window lines before it

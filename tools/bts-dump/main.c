@@ -64,6 +64,7 @@ static void print_usage(FILE *f)
 		"      --dso GLOBS     the same for the file's name (libc.so.6)\n"
 		"      --range START-END  the same for addresses in [START, END) (hex)\n"
 		"      --no-demangle   print C++ and Rust names as the symbol tables have them\n"
+		"      --inline        with each address, the functions inlined there (DWARF)\n"
 		"      --markers[=GLOB]  print the user_events the program writes whose\n"
 		"                      name GLOB matches (default all), decoded, where\n"
 		"                      it wrote them among its branches\n"
@@ -199,7 +200,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	enum {
 		OPT_FORMAT = 256, OPT_CALLS, OPT_INSN, OPT_LOSSY, OPT_SIZE,
 		OPT_RING, OPT_NO_INHERIT, OPT_PROGRESS, OPT_VERSION,
-		OPT_SHOW_MAPS, OPT_NO_DEMANGLE, OPT_MARKERS, OPT_TRIGGER,
+		OPT_SHOW_MAPS, OPT_NO_DEMANGLE, OPT_INLINE, OPT_MARKERS, OPT_TRIGGER,
 		OPT_TID, OPT_SYM, OPT_DSO, OPT_RANGE,
 	};
 	static const struct option longopts[] = {
@@ -211,6 +212,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "insn", no_argument, NULL, OPT_INSN },
 		{ "show-maps", no_argument, NULL, OPT_SHOW_MAPS },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "markers", optional_argument, NULL, OPT_MARKERS },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "fields", required_argument, NULL, 'F' },
@@ -273,6 +275,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_NO_DEMANGLE:
 			o->print.mangled = true;
+			break;
+		case OPT_INLINE:
+			o->print.inline_frames = true;
 			break;
 		case OPT_MARKERS:
 			if (optarg && strlen(optarg) >= BTS_MARKERS_GLOB_MAX)
@@ -362,6 +367,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->print.fields && (o->print.format != FORMAT_TEXT ||
 				o->print.calls || o->print.insn))
 		bad_usage("-F chooses the fields of the text format's lines, not --calls' or --insn's");
+	if (o->print.inline_frames &&
+	    ((o->print.format != FORMAT_TEXT &&
+	      o->print.format != FORMAT_JSONL) || o->print.calls))
+		bad_usage("--inline shows addresses' inlined functions: text or jsonl, without --calls");
 	if (o->print.show_maps && o->print.format != FORMAT_TEXT &&
 	    o->print.format != FORMAT_JSONL)
 		bad_usage("--show-maps prints text or jsonl");

@@ -80,6 +80,38 @@ static void json_begin(struct printer *pr, const struct thread *t,
 	fprintf(pr->out, "\"kind\":\"%s\"", kind);
 }
 
+/*
+ * --inline: "KEY_inline": the functions the code at @addr is in, innermost
+ * first, each {"func", "src"} with where in it.
+ */
+static void json_inline(struct printer *pr, struct thread *t, const char *key,
+			u64 addr)
+{
+	const struct inline_frame *fr;
+	unsigned int n, i;
+	FILE *f = pr->out;
+
+	n = proc_inline(pr->syms, t->proc, addr, &fr);
+	if (!n)
+		return;
+	fprintf(f, ",\"%s_inline\":[", key);
+	for (i = 0; i < n; i++) {
+		fputs(i ? ",{" : "{", f);
+		if (fr[i].func) {
+			fputs("\"func\":\"", f);
+			json_esc(f, fr[i].func);
+			putc('"', f);
+		}
+		if (fr[i].src) {
+			fputs(fr[i].func ? ",\"src\":\"" : "\"src\":\"", f);
+			json_esc(f, fr[i].src);
+			fprintf(f, ":%d\"", fr[i].line);
+		}
+		putc('}', f);
+	}
+	putc(']', f);
+}
+
 static void json_addr(struct printer *pr, struct thread *t, const char *key,
 		      u64 addr)
 {
@@ -104,6 +136,8 @@ static void json_addr(struct printer *pr, struct thread *t, const char *key,
 		json_esc(f, ai->mod);
 		putc('"', f);
 	}
+	if (pr->opts.inline_frames)
+		json_inline(pr, t, key, addr);
 }
 
 static void json_branch(struct printer *pr, struct thread *t,

@@ -73,6 +73,36 @@ static void put_dec(FILE *f, unsigned int v)
 	fwrite_unlocked(p, 1, buf + sizeof(buf) - p, f);
 }
 
+/*
+ * --inline: " [inlined: inner (a.c:3) < outer (a.c:9) < func (b.c:20)]",
+ * the functions the code at @addr is in, innermost first, each with where
+ * in it.
+ */
+static void text_inline(struct printer *pr, struct thread *t, u64 addr)
+{
+	const struct inline_frame *fr;
+	unsigned int n, i;
+	FILE *f = pr->out;
+
+	n = proc_inline(pr->syms, t->proc, addr, &fr);
+	if (!n)
+		return;
+	fputs_unlocked(" [inlined: ", f);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputs_unlocked(" < ", f);
+		fputs_unlocked(fr[i].func ? fr[i].func : "?", f);
+		if (fr[i].src) {
+			fputs_unlocked(" (", f);
+			fputs_unlocked(fr[i].src, f);
+			putc_unlocked(':', f);
+			put_dec(f, fr[i].line);
+			putc_unlocked(')', f);
+		}
+	}
+	putc_unlocked(']', f);
+}
+
 void text_addr(struct printer *pr, struct thread *t, u64 addr)
 {
 	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
@@ -99,6 +129,8 @@ void text_addr(struct printer *pr, struct thread *t, u64 addr)
 		put_dec(f, ai->line);
 		putc_unlocked(')', f);
 	}
+	if (pr->opts.inline_frames)
+		text_inline(pr, t, addr);
 }
 
 /*
@@ -240,6 +272,9 @@ static void fields_end(struct printer *pr, struct thread *t, u64 addr,
 	}
 	if ((f & FIELD_SRCLINE) && ai->src)
 		fprintf(out, "%s%s:%d", sep, ai->src, ai->line);
+	/* As perf script's --inline, with the source lines. */
+	if ((f & FIELD_SRCLINE) && pr->opts.inline_frames)
+		text_inline(pr, t, addr);
 }
 
 static void text_branch(struct printer *pr, struct thread *t,

@@ -73,6 +73,10 @@ struct addr_memo {
 	u8 insn;		/* enum memo_insn */
 	u8 insn_len;
 	u8 insn_kind;		/* enum insn_kind */
+	/* the functions inlined here, once proc_inline() asked */
+	bool inline_asked;
+	u8 ninline;
+	struct inline_frame *inline_frames;
 };
 
 struct module {
@@ -173,6 +177,9 @@ void syms_free(struct syms *st)
 			symtab_free(f->mod->symtab);
 			if (f->mod->dwfl)
 				dwfl_end(f->mod->dwfl);
+			for (b = 0; b < f->mod->memo_size; b++)
+				if (f->mod->memo[b].sym != MEMO_FREE)
+					free(f->mod->memo[b].inline_frames);
 			free(f->mod->memo);
 			free(f->mod);
 		}
@@ -805,6 +812,39 @@ const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 	ai->src = am->src;
 	ai->line = am->line;
 	return ai;
+}
+
+/*
+ * The functions inlined at @addr, innermost first and the one the symbol
+ * table names last (inline_frames()); 0 where nothing is.
+ */
+unsigned int proc_inline(struct syms *st, struct proc *p, u64 addr,
+			 const struct inline_frame **frames)
+{
+	struct mapping *map = find(p, addr);
+	struct module *m = map ? resolve(st, p, map) : NULL;
+	struct addr_memo *am;
+	struct inline_frame *f;
+	unsigned int n;
+
+	*frames = NULL;
+	if (!m || !m->dwmod)
+		return 0;
+	am = module_addr(m, addr - map->bias);
+	if (!am->inline_asked) {
+		n = inline_frames(m->dwmod, addr - map->bias, am->src,
+				  am->line, &f);
+		/* Deeper than anyone reads: the innermost and outermost. */
+		if (n > UINT8_MAX) {
+			f[UINT8_MAX - 1] = f[n - 1];
+			n = UINT8_MAX;
+		}
+		am->inline_asked = true;
+		am->ninline = n;
+		am->inline_frames = f;
+	}
+	*frames = am->inline_frames;
+	return am->ninline;
 }
 
 static const unsigned char *code_at(struct syms *st, struct proc *p,

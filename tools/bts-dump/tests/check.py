@@ -19,6 +19,7 @@ import rawgen as rg
 from checklib import (BTS_DUMP, WORK, PROG, PROG_PIE, PROG32, SRC, results,
                       tap, nm, marked_line, write, run, run_memcheck, jsonl,
                       has_lines, diag)
+import check_inline
 import check_perf
 import check_pt
 
@@ -1070,6 +1071,7 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_markers, test_event_formats, test_trigger,
           test_map_records, test_filters, test_comm, test_fields,
           test_bad_input, check_perf.test_perf, check_pt.test_pt,
+          check_inline.test_inline,
           test_usage):
     try:
         t()

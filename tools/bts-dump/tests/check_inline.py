@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0
+"""--inline (check.py runs these): the functions inlined at an address,
+against binutils' addr2line -i (a DWARF reader of its own, not libdw)."""
+
+import os
+import subprocess
+
+import rawgen as rg
+from checklib import WORK, jsonl, nm, run, run_memcheck, tap, write
+
+INLINED = os.path.join(WORK, "inlined")
+
+
+def addr2line(addr):
+    """[(func, "file:line")], innermost first, as addr2line -i says."""
+    out = subprocess.run(["addr2line", "-i", "-f", "-e", INLINED,
+                          "%x" % addr], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    return [(out[i], os.path.basename(out[i + 1]))
+            for i in range(0, len(out) - 1, 2)]
+
+
+def test_inline():
+    """--inline against addr2line -i"""
+    syms = nm(INLINED)
+    outer, size = syms["outer"]
+    main_ = syms["main"][0]
+    # main calls outer, whose first instruction is inner's code; outer's
+    # last (its ret) is outer's own.
+    f = write("inline.raw", rg.header() +
+              rg.maps_chunk(97, "".join(rg.maps_lines(INLINED))) +
+              rg.records_chunk([rg.thread(97, 97, rg.THREAD_NEW),
+                                rg.branch(main_, outer),
+                                rg.branch(outer + size - 1, main_ + 5)]))
+    chain = addr2line(outer)
+    want = " [inlined: " + " < ".join("%s (%s)" % c for c in chain) + "]"
+    rc, out, err = run(f, "--inline")
+    lines = [line for line in out.splitlines() if " -> " in line]
+    tap(rc == 0 and len(chain) == 3 and len(lines) == 2 and
+        lines[0].endswith(want) and "[inlined" not in lines[1],
+        "--inline: the functions inlined at an address, innermost first, "
+        "as addr2line -i has them; none where nothing is",
+        "addr2line: %r\nwant the end: %s\n%s%s" % (chain, want, out, err))
+    rc, out, err = run(f, "--inline", "--format=jsonl")
+    br = [r for r in jsonl(out) if r["kind"] == "branch"] if rc == 0 else []
+    tap(len(br) == 2 and
+        br[0].get("to_inline") == [{"func": fn, "src": src}
+                                   for fn, src in chain] and
+        "from_inline" not in br[1] and "to_inline" not in br[1],
+        "--inline --format=jsonl: to_inline lists them", out + err)
+    rc, out, err = run(f)
+    tap(rc == 0 and "[inlined" not in out,
+        "without --inline, no inlined functions", out + err)
+    rc, out, err = run_memcheck(f, "--inline")
+    tap(rc == 0, "--inline under valgrind: no error, no leak", err)
