@@ -16,11 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+/* the kernel tree's tools/include: u64, ARRAY_SIZE, lists, hash tables */
+#include <linux/kernel.h>
+#include <linux/types.h>
 #include <linux/bts.h>
-
-typedef __u8 u8;
-typedef __u32 u32;
-typedef __u64 u64;
 
 #define BTS_DUMP_VERSION "1"
 
@@ -287,8 +286,5 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 const char *base_name(const char *path);
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define fallthrough	__attribute__((__fallthrough__))
 
 #endif /* BTS_DUMP_H */

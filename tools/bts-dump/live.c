@@ -30,16 +30,15 @@
 
 struct lproc *lproc_get(struct live *lv, u32 pid, bool *created)
 {
-	struct lproc **head = &lv->procs[pid % LPROC_HASH], *lp;
+	struct lproc *lp;
 
 	*created = false;
-	for (lp = *head; lp; lp = lp->next)
+	hash_for_each_possible(lv->procs, lp, node, pid)
 		if (lp->pid == pid)
 			return lp;
 	lp = xcalloc(1, sizeof(*lp));
 	lp->pid = pid;
-	lp->next = *head;
-	*head = lp;
+	hash_add(lv->procs, &lp->node, pid);
 	*created = true;
 	return lp;
 }
@@ -578,10 +577,9 @@ static int periodic(struct live *lv)
 	size_t b;
 
 	/* ld.so and dlopen() map libraries after the first snapshot. */
-	for (b = 0; b < LPROC_HASH; b++)
-		for (lp = lv->procs[b]; lp; lp = lp->next)
-			if (snapshot(lv, lp))
-				return -1;
+	hash_for_each(lv->procs, b, lp, node)
+		if (snapshot(lv, lp))
+			return -1;
 	if (lv->o->progress)
 		progress(lv, false);
 	return 0;

@@ -8,12 +8,15 @@
 
 #include <sys/types.h>
 
+#include <linux/hashtable.h>
+
 #include "bts-dump.h"
 
 #define BTS_DEV		"/dev/bts"
 /* Records taken per read(). */
 #define READ_RECORDS	4096
-#define LPROC_HASH	256
+/* the traced processes: 2^LPROC_HASH_BITS buckets */
+#define LPROC_HASH_BITS	8
 
 struct opts {
 	const char *output;
@@ -49,7 +52,7 @@ struct lproc {
 	char comm[COMM_MAX];	/* the name sent */
 	bool gone;
 	unsigned long checked;	/* the read() it was last snapshotted for */
-	struct lproc *next;
+	struct hlist_node node;		/* in live::procs, by pid */
 };
 
 struct live {
@@ -57,7 +60,7 @@ struct live {
 	struct sink *out;
 	struct stream *s;
 	size_t ns;
-	struct lproc *procs[LPROC_HASH];
+	DECLARE_HASHTABLE(procs, LPROC_HASH_BITS);
 	struct bts_record buf[READ_RECORDS];
 	unsigned long reads;
 	unsigned long long records;

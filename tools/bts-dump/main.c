@@ -578,6 +578,7 @@ int main(int argc, char **argv)
 	}
 
 	lv = xcalloc(1, sizeof(*lv));
+	hash_init(lv->procs);
 	lv->o = &o;
 	if (o.print.format == FORMAT_RAW) {
 		if (raw_writer_init(&rw, out, o.output ? o.output : "stdout"))

@@ -124,9 +124,9 @@ static void thread_reset(struct printer *pr, struct thread *t)
 static struct thread *thread_get(struct printer *pr, u32 tid,
 				 u32 pid)
 {
-	struct thread **head = &pr->threads[tid % THREAD_HASH], *t;
+	struct thread *t;
 
-	for (t = *head; t; t = t->next) {
+	hash_for_each_possible(pr->threads, t, node, tid) {
 		if (t->tid != tid)
 			continue;
 		if (t->pid != pid) {
@@ -147,8 +147,7 @@ static struct thread *thread_get(struct printer *pr, u32 tid,
 	t->tid = tid;
 	t->pid = pid;
 	t->proc = proc_get(pr->syms, pid);
-	t->next = *head;
-	*head = t;
+	hash_add(pr->threads, &t->node, tid);
 	return t;
 }
 
@@ -956,6 +955,7 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 {
 	struct printer *pr = xcalloc(1, sizeof(*pr));
 
+	hash_init(pr->threads);
 	pr->sink.records = p_records;
 	pr->sink.maps = p_maps;
 	pr->sink.memory = p_memory;
@@ -1008,18 +1008,16 @@ bool printer_exit(struct printer *pr, int *status, const char **cmd)
 
 void printer_free(struct printer *pr)
 {
-	struct thread *t, *tn;
+	struct hlist_node *tn;
+	struct thread *t;
 	size_t b;
 
-	for (b = 0; b < THREAD_HASH; b++) {
-		for (t = pr->threads[b]; t; t = tn) {
-			tn = t->next;
-			if (pr->output->thread_free)
-				pr->output->thread_free(pr, t);
-			free(t->frames);
-			window_free(pr, t);
-			free(t);
-		}
+	hash_for_each_safe(pr->threads, b, tn, t, node) {
+		if (pr->output->thread_free)
+			pr->output->thread_free(pr, t);
+		free(t->frames);
+		window_free(pr, t);
+		free(t);
 	}
 	if (pr->output->free)
 		pr->output->free(pr);

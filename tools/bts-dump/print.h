@@ -11,6 +11,8 @@
 #ifndef BTS_DUMP_PRINT_H
 #define BTS_DUMP_PRINT_H
 
+#include <linux/hashtable.h>
+
 #include "bts-dump.h"
 
 /* Not a return address: a signal handler's frame, left by sigreturn. */
@@ -32,7 +34,8 @@ struct block {
 #define HIST		8
 /* The longest block decoded, in bytes: longer ones are not straight. */
 #define MAX_BLOCK	(64U * 1024)
-#define THREAD_HASH	1024
+/* the printer's threads: 2^THREAD_HASH_BITS buckets */
+#define THREAD_HASH_BITS	10
 
 /* What the details before a BTS_PSEUDO_MAP record said. */
 struct map_details {
@@ -79,7 +82,7 @@ struct thread {
 	struct map_details map;
 	/* the output's own, freed by its thread_free() */
 	void *out;
-	struct thread *next;
+	struct hlist_node node;		/* in printer::threads, by tid */
 };
 
 /* How execution went on after a stretch in the kernel. */
@@ -162,7 +165,7 @@ struct printer {
 	struct print_opts opts;
 	const struct output *output;
 	struct syms *syms;
-	struct thread *threads[THREAD_HASH];
+	DECLARE_HASHTABLE(threads, THREAD_HASH_BITS);
 	struct stream *streams;
 	size_t nstreams;
 	/* the thread whose header was printed last */

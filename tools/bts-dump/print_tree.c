@@ -430,9 +430,8 @@ static int chrome_finish(struct printer *pr)
 
 	/* The trace ends after its last record. */
 	pr->nrecords++;
-	for (b = 0; b < THREAD_HASH; b++)
-		for (t = pr->threads[b]; t; t = t->next)
-			chrome_close(pr, t);
+	hash_for_each(pr->threads, b, t, node)
+		chrome_close(pr, t);
 	fputs(tr->events ? "\n]," : "{\"traceEvents\":[],", pr->out);
 	fputs("\"otherData\":{\"x-axis\":\"the index of the branch record in the trace, not time\"}}\n",
 	      pr->out);

@@ -24,11 +24,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/hashtable.h>
 
 #include "bts-dump.h"
 
-#define PROC_HASH	1024
-#define FILE_HASH	1024
+/* buckets of the process and file hash tables: 2^SYMS_HASH_BITS */
+#define SYMS_HASH_BITS	10
 #define INSN_CACHE	4096
 /* PLT entries are 16 bytes, in the order of their .rel(a).plt relocations. */
 #define PLT_ENTRY	16
@@ -53,7 +54,7 @@ struct elf_file {
 	size_t nplt;
 	struct module *mod;	/* NULL until an address in it is looked up */
 	struct elf_file *next;	/* all files */
-	struct elf_file *hnext;	/* same hash bucket */
+	struct hlist_node node;	/* in syms::files_by_hash */
 };
 
 enum memo_insn {
@@ -112,7 +113,7 @@ struct proc {
 	struct image *images;
 	/* its name, "" until the trace says */
 	char comm[COMM_MAX];
-	struct proc *next;
+	struct hlist_node node;	/* in syms::procs, by pid */
 };
 
 struct insn_slot {
@@ -124,9 +125,9 @@ struct insn_slot {
 };
 
 struct syms {
-	struct proc *procs[PROC_HASH];
+	DECLARE_HASHTABLE(procs, SYMS_HASH_BITS);
 	struct elf_file *files;
-	struct elf_file *file_hash[FILE_HASH];
+	DECLARE_HASHTABLE(files_by_hash, SYMS_HASH_BITS);
 	struct addr_info ai;	/* what proc_addr() returned last */
 	bool demangle;		/* C++ and Rust names */
 	struct insn_slot *insn_cache;
@@ -148,6 +149,8 @@ struct syms *syms_new(bool demangle)
 {
 	struct syms *st = xcalloc(1, sizeof(*st));
 
+	hash_init(st->procs);
+	hash_init(st->files_by_hash);
 	st->demangle = demangle;
 	elf_version(EV_CURRENT);
 	return st;
@@ -157,19 +160,17 @@ void syms_free(struct syms *st)
 {
 	struct elf_file *f, *fn;
 	struct image *i, *in;
-	struct proc *p, *pn;
+	struct hlist_node *pn;
+	struct proc *p;
 	size_t b;
 
-	for (b = 0; b < PROC_HASH; b++) {
-		for (p = st->procs[b]; p; p = pn) {
-			pn = p->next;
-			for (i = p->images; i; i = in) {
-				in = i->next;
-				free(i);
-			}
-			mapset_free(&p->maps);
-			free(p);
+	hash_for_each_safe(st->procs, b, pn, p, node) {
+		for (i = p->images; i; i = in) {
+			in = i->next;
+			free(i);
 		}
+		mapset_free(&p->maps);
+		free(p);
 	}
 	for (f = st->files; f; f = fn) {
 		fn = f->next;
@@ -200,15 +201,14 @@ void syms_free(struct syms *st)
 
 struct proc *proc_get(struct syms *st, u32 pid)
 {
-	struct proc **head = &st->procs[pid % PROC_HASH], *p;
+	struct proc *p;
 
-	for (p = *head; p; p = p->next)
+	hash_for_each_possible(st->procs, p, node, pid)
 		if (p->pid == pid)
 			return p;
 	p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
-	p->next = *head;
-	*head = p;
+	hash_add(st->procs, &p->node, pid);
 	return p;
 }
 
@@ -216,7 +216,7 @@ static struct proc *proc_find(struct syms *st, u32 pid)
 {
 	struct proc *p;
 
-	for (p = st->procs[pid % PROC_HASH]; p; p = p->next)
+	hash_for_each_possible(st->procs, p, node, pid)
 		if (p->pid == pid)
 			return p;
 	return NULL;
@@ -443,15 +443,13 @@ static u64 hash_bytes(const void *data, size_t len)
 static struct elf_file *file_new(struct syms *st, const char *path, u64 hash)
 {
 	struct elf_file *f = xcalloc(1, sizeof(*f));
-	struct elf_file **bucket = &st->file_hash[hash % FILE_HASH];
 
 	f->path = xstrdup(path);
 	f->name = base_name(f->path);
 	f->hash = hash;
 	f->next = st->files;
 	st->files = f;
-	f->hnext = *bucket;
-	*bucket = f;
+	hash_add(st->files_by_hash, &f->node, hash);
 	return f;
 }
 
@@ -463,7 +461,7 @@ static struct elf_file *file_open(struct syms *st, const char *path)
 	void *data;
 	int fd;
 
-	for (f = st->file_hash[hash % FILE_HASH]; f; f = f->hnext)
+	hash_for_each_possible(st->files_by_hash, f, node, hash)
 		if (f->mapped && f->hash == hash && !strcmp(f->path, path))
 			return f;
 	f = file_new(st, path, hash);
@@ -495,7 +493,7 @@ static struct elf_file *image_file(struct syms *st, const void *data,
 	u64 hash = hash_bytes(data, len);
 	struct elf_file *f;
 
-	for (f = st->file_hash[hash % FILE_HASH]; f; f = f->hnext)
+	hash_for_each_possible(st->files_by_hash, f, node, hash)
 		if (!f->mapped && f->hash == hash && f->size == len &&
 		    !memcmp(f->data, data, len))
 			return f;
