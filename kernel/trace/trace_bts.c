@@ -723,41 +723,17 @@ void trace_bts_snapshot(struct trace_array *tr)
 	this_cpu_dec(trace_bts_cpus.snapping);
 }
 
-/*
- * The crashing CPU's last records on the console, as trace shows them,
- * and with ftrace_dump_on_oops in the ftrace buffer too, which is dumped
- * next (trace.c's notifiers come after ours).  Its ring was frozen first
- * thing in the oops or panic; no lock, no sleeping, no allocation, and
- * nothing of the other CPUs, which may be stuck anywhere.  An oops that
- * panics (panic_on_oops) prints them twice: the ring stays frozen from
- * the oops on.
- */
-static void trace_bts_dump_local(const char *why)
+/* @n records of CPU @cpu's on the console, as trace shows them. */
+static void trace_bts_print_dump(int cpu, const char *what,
+				 const struct bts_record *buf, u32 n)
 {
-	struct trace_bts_cpu *bc = this_cpu_ptr(&trace_bts_cpus);
 	struct trace_bts_payload pl = { };
-	int cpu = smp_processor_id();
-	struct bts_record *buf;
 	struct seq_buf sb;
 	char line[256];
-	u32 i, n;
+	u32 i;
 
-	/* Pairs with the release in trace_bts_request_all(). */
-	if (!smp_load_acquire(&trace_bts_recording))
-		return;
-	if (trace_bts_continuous) {
-		pr_emerg("bts: CPU %d recorded continuously: its branches are in the ftrace buffer\n",
-			 cpu);
-		return;
-	}
-	buf = bc->dump;
-	n = min_t(u64, READ_ONCE(trace_bts_dump_records), TRACE_BTS_DUMP_MAX);
-	n = ds_read_last_local(bc->c, buf, n);
-	if (ftrace_dump_on_oops_enabled())
-		trace_bts_put_local(READ_ONCE(trace_bts_tr), _THIS_IP_, why,
-				    buf, n);
-	pr_emerg("bts: the last %u branches of CPU %d before the %s, oldest first:\n",
-		 n, cpu, why);
+	pr_emerg("bts: the last %u branches of CPU %d %s, oldest first:\n",
+		 n, cpu, what);
 	for (i = 0; i < n; i++) {
 		trace_bts_gather(&pl, &buf[i]);
 		if (!trace_bts_is_detail(buf[i].from)) {
@@ -768,6 +744,72 @@ static void trace_bts_dump_local(const char *why)
 		trace_bts_gathered(&pl, &buf[i]);
 	}
 	pr_emerg("bts: end of CPU %d's branches\n", cpu);
+}
+
+/*
+ * The crashing CPU's last records on the console, as trace shows them,
+ * and with ftrace_dump_on_oops in the ftrace buffer too, which is dumped
+ * next (trace.c's notifiers come after ours).  Its ring was frozen first
+ * thing in the oops or panic; no lock, no sleeping, no allocation, and
+ * nothing of the other CPUs, which may be stuck anywhere (a panic shows
+ * them after stopping them: trace_bts_dump_stopped()).  An oops that
+ * panics (panic_on_oops) prints them twice: the ring stays frozen from
+ * the oops on.
+ */
+static void trace_bts_dump_local(const char *why)
+{
+	struct trace_bts_cpu *bc = this_cpu_ptr(&trace_bts_cpus);
+	int cpu = smp_processor_id();
+	char what[32];
+	u32 n;
+
+	/* Pairs with the release in trace_bts_request_all(). */
+	if (!smp_load_acquire(&trace_bts_recording))
+		return;
+	if (trace_bts_continuous) {
+		pr_emerg("bts: CPU %d recorded continuously: its branches are in the ftrace buffer\n",
+			 cpu);
+		return;
+	}
+	n = min_t(u64, READ_ONCE(trace_bts_dump_records), TRACE_BTS_DUMP_MAX);
+	n = ds_read_last_local(bc->c, bc->dump, n);
+	if (ftrace_dump_on_oops_enabled())
+		trace_bts_put_local(READ_ONCE(trace_bts_tr), _THIS_IP_, why,
+				    bc->dump, n);
+	snprintf(what, sizeof(what), "before the %s", why);
+	trace_bts_print_dump(cpu, what, bc->dump, n);
+}
+
+/*
+ * In a panic, after the crashing CPU's: the other CPUs', which panic()
+ * has stopped by the time its notifiers run (smp_send_stop()): each is
+ * offline and halted, its ring still; their newest records are those of
+ * the stop.  A CPU that did not stop is left alone.  Each CPU's own dump
+ * buffer holds its records: nothing else runs there now.
+ */
+static void trace_bts_dump_stopped(void)
+{
+	struct trace_bts_cpu *bc;
+	int cpu, this = smp_processor_id();
+	u32 n;
+
+	/* Pairs with the release in trace_bts_request_all(). */
+	if (!smp_load_acquire(&trace_bts_recording) || trace_bts_continuous)
+		return;
+	for_each_possible_cpu(cpu) {
+		bc = per_cpu_ptr(&trace_bts_cpus, cpu);
+		if (cpu == this || !bc->c)
+			continue;
+		if (cpu_online(cpu)) {
+			pr_emerg("bts: CPU %d did not stop: its branches are not shown\n",
+				 cpu);
+			continue;
+		}
+		n = min_t(u64, READ_ONCE(trace_bts_dump_records),
+			  TRACE_BTS_DUMP_MAX);
+		n = ds_read_last_stopped(bc->c, bc->dump, n);
+		trace_bts_print_dump(cpu, "stopped by the panic", bc->dump, n);
+	}
 }
 
 static int trace_bts_die(struct notifier_block *nb, unsigned long val,
@@ -782,6 +824,7 @@ static int trace_bts_panic(struct notifier_block *nb, unsigned long val,
 			   void *data)
 {
 	trace_bts_dump_local("panic");
+	trace_bts_dump_stopped();
 	return NOTIFY_DONE;
 }
 

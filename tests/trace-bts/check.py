@@ -330,25 +330,28 @@ def run_checks(res):
         "start, stop and switch the tracer 20 times", read("loop.rc"))
 
 
-DUMP_START = re.compile(r"bts: the last (\d+) branches of CPU (\d+) before the (\w+), "
+DUMP_START = re.compile(r"bts: the last (\d+) branches of CPU (\d+) "
+                        r"(?:before the (\w+)|(stopped) by the panic), "
                         r"oldest first:")
 DUMP_END = re.compile(r"bts: end of CPU (\d+)'s branches")
 
 
-def crash_dump(log, why):
-    """The records of the first dump of CPU 1 before @why in a serial log,
-    as Rec objects, and the count its header gives; ([], None) if none."""
+def crash_dump(log, why, cpu=CPU):
+    """The records of the first dump of @cpu before @why ("oops",
+    "panic"; "stopped": stopped by the panic) in a serial log, as Rec
+    objects, and the count its header gives; ([], None) if none."""
     recs, n, inside = [], None, False
     for line in log.splitlines():
         line = re.sub(r"^\[[ 0-9.]+\] ", "", line)
         m = DUMP_START.search(line)
-        if m and int(m.group(2)) == CPU and m.group(3) == why and n is None:
+        if m and int(m.group(2)) == cpu and why in m.group(3, 4) and \
+                n is None:
             n, inside = int(m.group(1)), True
             continue
         if inside and DUMP_END.search(line):
             break
         if inside and line.startswith("bts: "):
-            recs.append(Rec(CPU, "?", line[len("bts: "):]))
+            recs.append(Rec(cpu, "?", line[len("bts: "):]))
     return recs, n
 
 
@@ -394,6 +397,24 @@ def check_crash_dump(what, log):
     return problems
 
 
+def check_stopped_dump(log):
+    """The other CPU's dump in a panic: its last branches, read after
+    panic() stopped it, end in the stop (stop_this_cpu())."""
+    other = 1 - CPU
+    recs, n = crash_dump(log, "stopped", other)
+    if n is None:
+        return ["no dump of CPU %d stopped by the panic" % other]
+    funcs = [(ksym(r.src) or ("",))[0] + " -> " + (ksym(r.dst) or ("",))[0]
+             for r in recs if r.src]
+    problems = []
+    if n > 512 or n < 400:
+        problems.append("the dump has %d records, 512 asked for" % n)
+    if not any(f.endswith("-> stop_this_cpu") for f in funcs[-64:]):
+        problems.append("no call into stop_this_cpu among its last "
+                        "branches: %s" % funcs[-6:])
+    return problems
+
+
 def crash_checks():
     oops_log = read("oops/serial.log")
     problems = check_crash_dump("oops", oops_log)
@@ -406,6 +427,10 @@ def crash_checks():
         "sysrq-c on CPU 1: the console shows its last branches, into "
         "sysrq_handle_crash and panic(), up to the freeze",
         "\n".join(problems + ["VM exit %s" % read("panic/vm.rc").strip()]))
+    problems = check_stopped_dump(read("panic/serial.log"))
+    tap(not problems,
+        "sysrq-c on CPU 1: then CPU 0's last branches, read once panic() "
+        "stopped it, ending in the stop", "\n".join(problems))
 
 
 def self_test():
@@ -480,13 +505,20 @@ def self_test():
         problems = check_crash_dump("oops", text)
         print("#   self-test, oops dump with %s: %s" % (what, "; ".join(problems)[:200]))
         ok &= bool(problems)
+    log = read("panic/serial.log")
+    no_stop = "\n".join(l for l in log.splitlines() if "-> stop_this_cpu" not in l)
+    problems = check_stopped_dump(no_stop)
+    print("#   self-test, CPU 0's panic dump without the stop: %s" %
+          "; ".join(problems)[:200])
+    ok &= bool(problems)
     results = saved
     tap(ok and calls, "self-test: the chain check fails with a call dropped or "
         "on another CPU, the address check with a kernel address, the "
         "snapshot check without the trigger's call, with a return after it or "
         "a second snapshot, the continuous check without a call, with a loss "
         "or an overrun, the plugin's report check without a call, the trace-cmd check without a call or with a "
-        "wrong pid, the crash check without the fault or the freeze")
+        "wrong pid, the crash check without the fault or the freeze, the "
+        "stopped CPU's without the stop")
 
 
 def main():

@@ -1367,7 +1367,8 @@ EXPORT_SYMBOL_GPL(ds_thaw_local);
 /*
  * The newest @n records of the lone ring consumer the hardware serves
  * directly: those of its stream, then those of the hardware's ring, which
- * stays as it is (an NMI never changes the mode).  Context: @dc frozen.
+ * stays as it is (an NMI never changes the mode).  Context: @dc frozen, or
+ * its CPU stopped.
  */
 static u32 ds_read_last_hw_ring(struct ds_cpu *dc, struct ds_consumer *c,
 				struct bts_record *out, u32 n)
@@ -1427,6 +1428,41 @@ u32 ds_read_last_local(struct ds_consumer *c, struct bts_record *out, u32 n)
 	return ds_stream_read_last_stopped(&c->stream, out, n);
 }
 EXPORT_SYMBOL_GPL(ds_read_last_local);
+
+/**
+ * ds_read_last_stopped() - a stopped CPU's ring's newest records, in a panic
+ * @c: a ring consumer of another CPU, which panic() stopped
+ * @out: room for @n records
+ * @n: how many are wanted
+ *
+ * For panic notifiers, after smp_send_stop(): the CPU of @c no longer runs
+ * (it is offline, halted with interrupts off, as panic() left it), so its
+ * records can be read from here without its help and without waiting.  A
+ * lone flight recorder whose hardware writes the ring directly gets the
+ * newest records there: the last are those of the stop's NMI.  Any other
+ * ring gets what was drained into its stream; what the stopped CPU staged
+ * after its last drain is left out, as is a record it was writing.
+ *
+ * Context: a panic, other CPUs stopped; any: no locks, no IPI, no sleeping.
+ * Return: the number copied, oldest first, at most the ring's N; 0 for a
+ * consumer that is not a ring of a CPU other than this one, or whose CPU
+ * is still online (it did not stop, or this is no panic).
+ */
+u32 ds_read_last_stopped(struct ds_consumer *c, struct bts_record *out, u32 n)
+{
+	int cpu = c->cfg.cpu;
+	struct ds_cpu *dc;
+
+	if (c->cfg.mode != DS_MODE_RING || c->cfg.task ||
+	    cpu == smp_processor_id() || cpu_online(cpu))
+		return 0;
+	dc = per_cpu_ptr(&ds_cpu, cpu);
+	n = min(n, c->stream.size - 1);
+	if (READ_ONCE(dc->ring) == c)
+		return ds_read_last_hw_ring(dc, c, out, n);
+	return ds_stream_read_last_stopped(&c->stream, out, n);
+}
+EXPORT_SYMBOL_GPL(ds_read_last_stopped);
 
 static void __init ds_detect(void)
 {

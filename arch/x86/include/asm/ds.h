@@ -177,6 +177,7 @@ u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n);
 bool ds_freeze_local(void);
 void ds_thaw_local(void);
 u32 ds_read_last_local(struct ds_consumer *c, struct bts_record *out, u32 n);
+u32 ds_read_last_stopped(struct ds_consumer *c, struct bts_record *out, u32 n);
 u32 ds_peek_bts(struct ds_consumer *c, const struct bts_record *runs[2],
 		u32 nrs[2], u32 n);
 void ds_discard_bts(struct ds_consumer *c, u32 n);
