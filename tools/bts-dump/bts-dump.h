@@ -195,6 +195,7 @@ const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 				  u64 addr);
 unsigned int proc_inline(struct syms *st, struct proc *p, u64 addr,
 			 const struct inline_frame **frames);
+size_t syms_without_lines(struct syms *st, const char **names, size_t max);
 const struct insn *proc_insn(struct syms *st, struct proc *p, u64 addr);
 bool proc_insn_kind(struct syms *st, struct proc *p, u64 addr,
 		    enum insn_kind *kind, unsigned int *len);

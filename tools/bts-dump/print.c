@@ -988,10 +988,36 @@ struct sink *printer_sink(struct printer *pr)
 	return &pr->sink;
 }
 
+/*
+ * Where the text showed no source lines for want of debug information,
+ * say so once, at the end, as perf's "no symbols found" does.
+ */
+static void hint_debuginfo(struct printer *pr)
+{
+	const char *names[3];
+	size_t n, i;
+
+	if (pr->output != &output_text && pr->output != &output_jsonl)
+		return;
+	if (pr->opts.fields && !(pr->opts.fields & FIELD_SRCLINE))
+		return;
+	n = syms_without_lines(pr->syms, names, ARRAY_SIZE(names));
+	if (!n)
+		return;
+	fputs("bts-dump: no source lines for ", stderr);
+	for (i = 0; i < n && i < ARRAY_SIZE(names); i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+	if (n > ARRAY_SIZE(names))
+		fprintf(stderr, " and %zu more", n - ARRAY_SIZE(names));
+	fputs(": no debug information (build with -g, or install its debug symbols: Debian's -dbgsym or -dbg package)\n",
+	      stderr);
+}
+
 int printer_finish(struct printer *pr)
 {
 	if (pr->output->finish && pr->output->finish(pr))
 		return -1;
+	hint_debuginfo(pr);
 	if (fflush(pr->out) || ferror(pr->out)) {
 		warnx("write error on the output");
 		return -1;

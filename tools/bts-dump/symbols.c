@@ -85,6 +85,9 @@ struct module {
 	Dwfl *dwfl;
 	Dwfl_Module *dwmod;
 	bool demangle;
+	/* an address was looked up that has no line: no DWARF at all */
+	bool dwarf_checked;
+	bool no_dwarf;
 	struct symtab *symtab;
 	/* open addressing; an unused slot's @sym is MEMO_FREE */
 	struct addr_memo *memo;
@@ -774,6 +777,11 @@ static struct addr_memo *module_addr(struct module *m, u64 addr)
 	if (src && lineno > 0) {
 		am->src = base_name(src);
 		am->line = lineno;
+	} else if (!m->dwarf_checked) {
+		Dwarf_Addr bias;
+
+		m->dwarf_checked = true;
+		m->no_dwarf = !dwfl_module_getdwarf(m->dwmod, &bias);
 	}
 	return am;
 }
@@ -810,6 +818,27 @@ const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 	ai->src = am->src;
 	ai->line = am->line;
 	return ai;
+}
+
+/*
+ * The files (base names, up to @max into @names) that addresses were
+ * looked up in and that have no debug information, so no source lines;
+ * returns how many.  Memory images (the vDSO) are not counted: no package
+ * has their debug information.
+ */
+size_t syms_without_lines(struct syms *st, const char **names, size_t max)
+{
+	struct elf_file *f;
+	size_t n = 0;
+
+	for (f = st->files; f; f = f->next) {
+		if (!f->mapped || !f->mod || !f->mod->no_dwarf)
+			continue;
+		if (n < max)
+			names[n] = f->name;
+		n++;
+	}
+	return n;
 }
 
 /*

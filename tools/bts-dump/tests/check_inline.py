@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """--inline (check.py runs these): the functions inlined at an address,
-against binutils' addr2line -i (a DWARF reader of its own, not libdw)."""
+against binutils' addr2line -i (a DWARF reader of its own, not libdw);
+and the hint where a file has no debug information at all."""
 
 import os
 import subprocess
@@ -53,3 +54,30 @@ def test_inline():
         "without --inline, no inlined functions", out + err)
     rc, out, err = run_memcheck(f, "--inline")
     tap(rc == 0, "--inline under valgrind: no error, no leak", err)
+
+
+def test_debuginfo_hint():
+    """A file without debug information: a hint on stderr, once, for the
+    outputs that show source lines"""
+    nodebug = os.path.join(WORK, "nodebug")
+    syms = nm(nodebug)
+    f = write("nodebug.raw", rg.header() +
+              rg.maps_chunk(99, "".join(rg.maps_lines(nodebug))) +
+              rg.records_chunk([rg.thread(99, 99, rg.THREAD_NEW),
+                                rg.branch(syms["main"][0],
+                                          syms["outer"][0])]))
+    hint = "no source lines for nodebug: no debug information"
+    rc, out, err = run(f)
+    rc2, _, err2 = run(f, "--format=jsonl")
+    rc3, _, err3 = run(f, "--format=perf", "-o", os.path.join(WORK, "nd.data"))
+    rc4, _, err4 = run(write("withdebug.raw", rg.header() +
+                             rg.maps_chunk(99, "".join(rg.maps_lines(INLINED))) +
+                             rg.records_chunk([rg.thread(99, 99, rg.THREAD_NEW),
+                                               rg.branch(nm(INLINED)["main"][0],
+                                                         nm(INLINED)["outer"][0])])))
+    tap(rc == 0 and err.count(hint) == 1 and "outer" in out and
+        rc2 == 0 and err2.count(hint) == 1 and
+        rc3 == 0 and hint not in err3 and rc4 == 0 and "no source" not in err4,
+        "no debug information: text and jsonl say so once on stderr, perf "
+        "does not (no lines), a file with it gets no hint",
+        "\n".join((err, err2, err3, err4)))
