@@ -752,7 +752,7 @@ static void trace_bts_print_dump(int cpu, const char *what,
  * next (trace.c's notifiers come after ours).  Its ring was frozen first
  * thing in the oops or panic; no lock, no sleeping, no allocation, and
  * nothing of the other CPUs, which may be stuck anywhere (a panic shows
- * them after stopping them: trace_bts_dump_stopped()).  An oops that
+ * them once panic() stopped them: trace_bts_dump_stopped()).  An oops that
  * panics (panic_on_oops) prints them twice: the ring stays frozen from
  * the oops on.
  */
@@ -784,7 +784,8 @@ static void trace_bts_dump_local(const char *why)
  * In a panic, after the crashing CPU's: the other CPUs', which panic()
  * has stopped by the time its notifiers run (smp_send_stop()): each is
  * offline and halted, its ring still; their newest records are those of
- * the stop.  A CPU that did not stop is left alone.  Each CPU's own dump
+ * the stop.  A CPU that did not stop is left alone; one that was offline
+ * before the panic has nothing of it to show.  Each CPU's own dump
  * buffer holds its records: nothing else runs there now.
  */
 static void trace_bts_dump_stopped(void)
@@ -808,7 +809,10 @@ static void trace_bts_dump_stopped(void)
 		n = min_t(u64, READ_ONCE(trace_bts_dump_records),
 			  TRACE_BTS_DUMP_MAX);
 		n = ds_read_last_stopped(bc->c, bc->dump, n);
-		trace_bts_print_dump(cpu, "stopped by the panic", bc->dump, n);
+		/* None: offline before the panic, or nothing drained. */
+		if (n)
+			trace_bts_print_dump(cpu, "stopped by the panic",
+					     bc->dump, n);
 	}
 }
 

@@ -1336,10 +1336,17 @@ bool ds_freeze_local(void)
 }
 EXPORT_SYMBOL_GPL(ds_freeze_local);
 
-/* A panic freezes its CPU's trace first thing, as oops_begin() does. */
+/* The CPUs online when a panic began: those it stops (smp_send_stop()). */
+static struct cpumask ds_panic_cpus;
+
+/*
+ * A panic freezes its CPU's trace first thing, as oops_begin() does, and
+ * notes which CPUs ran then, for ds_read_last_stopped().
+ */
 void arch_panic_begin(void)
 {
 	ds_freeze_local();
+	cpumask_copy(&ds_panic_cpus, cpu_online_mask);
 }
 
 /**
@@ -1446,7 +1453,8 @@ EXPORT_SYMBOL_GPL(ds_read_last_local);
  * Context: a panic, other CPUs stopped; any: no locks, no IPI, no sleeping.
  * Return: the number copied, oldest first, at most the ring's N; 0 for a
  * consumer that is not a ring of a CPU other than this one, or whose CPU
- * is still online (it did not stop, or this is no panic).
+ * the panic did not stop: still online (it did not stop, or this is no
+ * panic), or offline before the panic began (its ring is of then).
  */
 u32 ds_read_last_stopped(struct ds_consumer *c, struct bts_record *out, u32 n)
 {
@@ -1454,7 +1462,8 @@ u32 ds_read_last_stopped(struct ds_consumer *c, struct bts_record *out, u32 n)
 	struct ds_cpu *dc;
 
 	if (c->cfg.mode != DS_MODE_RING || c->cfg.task ||
-	    cpu == smp_processor_id() || cpu_online(cpu))
+	    cpu == smp_processor_id() || cpu_online(cpu) ||
+	    !cpumask_test_cpu(cpu, &ds_panic_cpus))
 		return 0;
 	dc = per_cpu_ptr(&ds_cpu, cpu);
 	n = min(n, c->stream.size - 1);
