@@ -384,14 +384,21 @@ def check_crash_dump(what, log):
                             "(%s, %s)" % (into, panic))
     # The ring ends in the call that froze it: from oops_begin() into
     # ds_freeze_local(), or into arch_panic_begin() (ds_freeze_local()
-    # inlined), and the freeze's own branches up to its WRMSR.
+    # inlined), and the freeze's own branches up to its WRMSR: into the
+    # state machine and, through its ops (an indirect call, with the
+    # mitigations' thunks), the DEBUGCTL write.
     entry = "ds_freeze_local" if what == "oops" else "arch_panic_begin"
-    freeze = ("ds_freeze_local", "arch_panic_begin", "ds_hw_write")
+    freeze = ("ds_freeze_local", "arch_panic_begin", "ds_state_freeze",
+              "ds_hw_write")
+
+    def in_freeze(func):
+        return func in freeze or func.startswith("__x86_indirect_thunk") \
+            or func.endswith("_return_thunk")
     calls_in = [i for i, f in enumerate(funcs) if f.endswith("-> " + entry)]
     after = [f for f in funcs[calls_in[-1] + 1:]] if calls_in else []
-    if not calls_in or len(after) > 8 or \
-            any(f.split(" -> ")[0] not in freeze or
-                f.split(" -> ")[1] not in freeze for f in after):
+    if not calls_in or len(after) > 10 or \
+            any(not in_freeze(f.split(" -> ")[0]) or
+                not in_freeze(f.split(" -> ")[1]) for f in after):
         problems.append("the ring does not end with the call into %s and "
                         "the freeze: %s" % (entry, funcs[-6:]))
     return problems

@@ -11,14 +11,15 @@
  * a traced task is switched out, and whenever a consumer's view must be
  * brought up to date (read, marker, suspend, release).  Annotations that
  * only some streams take (markers, address-space changes) are staged among
- * the records by ds_annotate.c, with ds_stage().  ds_consumer.c has the
+ * the records by ds_annotate.c, with ds_state_stage().  ds_consumer.c has the
  * consumers' side: requests, suspend and resume, reads, and the task
  * lifecycle.
  *
  * Serialization.  All producing on a CPU happens on that CPU with
- * interrupts off or in NMI: the hardware is paused (ds_pause()), drained,
- * reprogrammed and resumed (ds_unpause()).  An NMI that finds the CPU
- * paused leaves the records to whoever paused it.  A task's streams are
+ * interrupts off or in NMI: the hardware is paused, drained, reprogrammed
+ * and resumed by the state machine of ds_state.c, which this file gives
+ * the hardware and the consumers (ds_state_ops).  An NMI that finds the
+ * CPU paused leaves the records to whoever paused it.  A task's streams are
  * produced only by the CPU the task runs on; the scheduler orders one CPU's
  * switch-out drain before the next CPU's switch-in.  Consumer sets are
  * read under RCU (NMI included) and replaced whole, so a release need only
@@ -284,25 +285,26 @@ static const struct ds_entry_point *ds_entry_point_of(unsigned long ret)
 	return &ds_entry_points[lo];
 }
 
+/* DEBUGCTL's bits the layer owns, as they are. */
+static u64 ds_hw_read(struct ds_state *s)
+{
+	return get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+}
+
 /*
  * Set the layer's DEBUGCTL bits, keeping the others (perf's LBR bits).
  * Every NMI-side change of DEBUGCTL, ours and perf's, restores the value it
  * found before the NMI returns, so an NMI between the read and the write
  * here is not undone by the write.
  */
-static void ds_hw_write(u64 bits)
+static void ds_hw_write(struct ds_state *s, u64 bits)
 {
 	unsigned long dbg;
 
 	/* A test injects an NMI here; its lookup takes a lock, not in NMI. */
 	if (!in_nmi())
-		KUNIT_STATIC_STUB_REDIRECT(ds_hw_write, bits);
+		KUNIT_STATIC_STUB_REDIRECT(ds_hw_write, s, bits);
 	dbg = get_debugctlmsr();
-
-	/* A frozen CPU keeps its last records: see ds_freeze_local(). */
-	if (unlikely(this_cpu_read(ds_cpu.frozen)))
-		bits = 0;
-
 	if ((dbg & DS_DEBUGCTL_OWNED) != bits)
 		update_debugctlmsr((dbg & ~DS_DEBUGCTL_OWNED) | bits);
 }
@@ -380,9 +382,10 @@ static void ds_produced(struct ds_consumer **cons, unsigned int n)
  * hardware then writes it as a ring, and no record is copied, filtered or
  * interrupted for until the consumer reads or the mix changes.
  */
-static struct ds_consumer *ds_ring_candidate(struct ds_cpu *dc,
-					     struct task_struct *task)
+static struct ds_stream *ds_hw_ring(struct ds_state *s,
+				    struct task_struct *task)
 {
+	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS], *c;
 
 	if (ds_streams(dc, task, cons) != 1)
@@ -391,23 +394,9 @@ static struct ds_consumer *ds_ring_candidate(struct ds_cpu *dc,
 	/* Markers need the splay, which leaves their recipients out. */
 	if (c->cfg.task || c->cfg.mode != DS_MODE_RING ||
 	    c->cfg.priv != DS_PRIV_ALL || (c->cfg.flags & DS_BTS_MARKERS) ||
-	    c->cfg.nr_records >= 2 * dc->staging.nr)
+	    c->cfg.nr_records >= 2 * s->staging.nr)
 		return NULL;
-	return c;
-}
-
-/* Hand the hardware's ring to its consumer's stream; back to sub-buffers. */
-static void ds_ring_leave(struct ds_cpu *dc)
-{
-	struct ds_stream *s = &dc->ring->stream;
-	const struct bts_record *segs[2];
-	u32 nrs[2];
-
-	ds_staging_take_ring(&dc->staging, (struct ds_bts_area *)dc->ds,
-			     segs, nrs);
-	ds_splay(segs[0], nrs[0], &s, 1);
-	ds_splay(segs[1], nrs[1], &s, 1);
-	dc->ring = NULL;
+	return &c->stream;
 }
 
 /*
@@ -464,36 +453,16 @@ DEFINE_DEBUGFS_ATTRIBUTE(ds_audit_fops, ds_audit_get, ds_audit_set,
 			 "%llu\n");
 
 /* Splay the staged records into @task's and the CPU's streams. */
-static void ds_drain(struct ds_cpu *dc, struct task_struct *task)
+static void ds_hw_splay(struct ds_state *s, struct task_struct *task,
+			const struct bts_record *recs, u32 nr, bool overran)
 {
+	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
 	struct ds_stream *streams[2 * DS_MAX_CONSUMERS];
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
-	const struct bts_record *recs;
 	unsigned int i, n;
-	bool overran;
-	u32 nr;
 
-	if (!dc->armed)
-		return;
-	if (dc->ring) {
-		ds_ring_leave(dc);
-		return;
-	}
-	/*
-	 * Its PMI is owed unless an NMI claims it, before this drain (with
-	 * the same generation) or after it.  Paused: the index stays put.
-	 * An NMI may run between any two of these steps; see ds_pmi_claim().
-	 */
-	if (READ_ONCE(dc->ds->bts_index) >= dc->ds->bts_interrupt_threshold)
-		dc->pmi_owed_gen = dc->pmi_gen;
-	barrier();
-	nr = ds_staging_take(&dc->staging, (struct ds_bts_area *)dc->ds,
-			     &recs, &overran);
-	barrier();
-	dc->pmi_gen++;
 	if (unlikely(READ_ONCE(ds_audit)))
 		ds_audit_staged(recs, nr);
-	/* Even without records: a stream may owe a loss record. */
 	n = ds_streams(dc, task, cons);
 	for (i = 0; i < n; i++)
 		streams[i] = &cons[i]->stream;
@@ -512,153 +481,49 @@ void ds_entry_unseen(struct thread_struct *t)
 }
 
 /*
- * The bits the CPU's and current's active consumers need.  A user-only
- * one among them gets its crossings from the entry and exit code: current
- * goes by TIF_BTS_USER from here on, until an exit to user mode finds no
- * such consumer (ds_stage_crossing()).
+ * The bits the CPU's and @task's active consumers need.  A user-only one
+ * among them gets its crossings from the entry and exit code: @task,
+ * current, goes by TIF_BTS_USER from here on, until an exit to user mode
+ * finds no such consumer (ds_stage_crossing()).
  */
-static u64 ds_wanted(struct ds_cpu *dc)
+static u64 ds_hw_wanted(struct ds_state *s, struct task_struct *task)
 {
+	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
 	unsigned int i, n, privs = 0;
 
-	if (!dc->armed)
-		return 0;
-	n = ds_streams(dc, current, cons);
+	n = ds_streams(dc, task, cons);
 	for (i = 0; i < n; i++) {
 		privs |= cons[i]->cfg.priv;
 		if (cons[i]->cfg.priv == DS_PRIV_USER &&
-		    !test_thread_flag(TIF_BTS_USER)) {
+		    !test_tsk_thread_flag(task, TIF_BTS_USER)) {
 			/* Its entry into the kernel went unseen. */
-			ds_entry_unseen(&current->thread);
-			set_thread_flag(TIF_BTS_USER);
+			ds_entry_unseen(&task->thread);
+			set_tsk_thread_flag(task, TIF_BTS_USER);
 		}
 	}
-	/* A ring overwrites its oldest record only with BTINT clear. */
-	if (dc->ring)
-		return ds_debugctl_for(privs, ds_hw.ds_cpl) & ~DS_DEBUGCTL_BTINT;
 	return ds_debugctl_for(privs, ds_hw.ds_cpl);
 }
 
-/*
- * Stop the hardware.  It stops before the pause begins and restarts after
- * the pause ends (ds_restart()), so that it never runs while the CPU is
- * paused: an NMI that finds the CPU paused leaves the records to the
- * pauser, who has yet to drain them or has drained them already, while
- * one that does not holds the hardware as it finds it and drains a full
- * sub-buffer itself.  Context: interrupts off or NMI, on @dc's CPU.
- */
-static void ds_pause(struct ds_cpu *dc)
-{
-	if (!dc->pause)
-		ds_hw_write(0);
-	/* An NMI from here on leaves the records to us. */
-	barrier();
-	dc->pause++;
-}
-
-/* End a pause; the hardware restarts with @bits if it was the last. */
-static void ds_restart(struct ds_cpu *dc, u64 bits)
-{
-	barrier();
-	if (--dc->pause)
-		return;
-	/* An NMI from here on holds the hardware and drains, see ds_pause(). */
-	barrier();
-	ds_hw_write(bits);
-}
-
-/*
- * Drain what the hardware wrote for the current task and restart it with
- * what the consumers now want: as a ring for a lone flight recorder, which
- * keeps going untouched while it stays alone.
- */
-static void ds_unpause(struct ds_cpu *dc)
-{
-	u64 bits = 0;
-
-	if (dc->pause == 1 && dc->armed) {
-		struct ds_consumer *ring = ds_ring_candidate(dc, current);
-
-		if (!ring || ring != dc->ring) {
-			ds_drain(dc, current);
-			if (ring) {
-				ds_staging_arm_ring(&dc->staging,
-						    (struct ds_bts_area *)dc->ds);
-				dc->ring = ring;
-			}
-		}
-		bits = ds_wanted(dc);
-	}
-	ds_restart(dc, bits);
-}
-
-/*
- * Stop the hardware for a while, to restart it exactly as it was with
- * ds_restart() and the bits returned, without re-evaluating the mix of
- * consumers as ds_unpause() does: for NMI and interrupt code, which may
- * have interrupted someone's read-modify-write of DEBUGCTL.  Context:
- * interrupts off or NMI, on @dc's CPU, not paused.
- */
-static u64 ds_hold(struct ds_cpu *dc)
-{
-	unsigned long dbg = get_debugctlmsr();
-	u64 bits = dbg & DS_DEBUGCTL_OWNED;
-
-	/* ds_pause(), with the value just read. */
-	if (bits)
-		update_debugctlmsr(dbg & ~DS_DEBUGCTL_OWNED);
-	barrier();
-	dc->pause++;
-	return bits;
-}
-
-/*
- * Whether an NMI is the layer's threshold PMI: for the sub-buffer armed
- * now, which reached its threshold, or owed for one a drain took past it
- * before the PMI arrived.  Claims it, so that it is claimed once: the NMI
- * handlers of other drivers decide about theirs, and an NMI nobody claims
- * is reported as unknown.  A ring raises no PMI: its threshold lies past
- * its end.  Context: NMI, on @dc's CPU.
- */
-static bool ds_pmi_claim(struct ds_cpu *dc)
-{
-	const struct ds_bts_area *hw = (struct ds_bts_area *)dc->ds;
-
-	if (READ_ONCE(hw->index) >= READ_ONCE(hw->threshold)) {
-		dc->pmi_claimed_gen = dc->pmi_gen;
-		return true;
-	}
-	if (dc->pmi_owed_gen != dc->pmi_claimed_gen) {
-		dc->pmi_claimed_gen = dc->pmi_owed_gen;
-		return true;
-	}
-	return false;
-}
+static const struct ds_state_ops ds_hw_ops = {
+	.read	= ds_hw_read,
+	.write	= ds_hw_write,
+	.wanted	= ds_hw_wanted,
+	.ring	= ds_hw_ring,
+	.splay	= ds_hw_splay,
+};
 
 /**
  * __ds_nmi_enter() - stop tracing for an NMI
  *
- * Every NMI runs untraced, so that neither its handlers (perf's PMI
- * handler among them, and any registered later) nor a drain fill the
- * slack of the sub-buffer, and no handler's branches reach a stream.  The
- * hardware restarts exactly as it was: an NMI never changes the mode.  The
- * mix of consumers is not re-evaluated, nor is a hardware ring left, since
- * code the NMI interrupted may be in the middle of its own
- * read-modify-write of DEBUGCTL or of the DS area, which must find them as
- * it read them.
+ * Every NMI runs untraced (ds_state_nmi_enter()), perf's PMI handler and
+ * any handler registered later among them.
  *
  * Context: default_do_nmi(), before the handlers; only while ds_active.
  */
 void __ds_nmi_enter(void)
 {
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
-
-	/* Paused: whoever paused drains and restarts. */
-	if (!dc->armed || dc->pause)
-		return;
-	dc->nmi_bits = ds_hold(dc);
-	dc->nmi_paused = true;
+	ds_state_nmi_enter(this_cpu_ptr(&ds_cpu.st));
 }
 
 /**
@@ -668,43 +533,24 @@ void __ds_nmi_enter(void)
  */
 void __ds_nmi_exit(void)
 {
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_state *s = this_cpu_ptr(&ds_cpu.st);
 
-	if (!dc->armed)
-		return;
 	/* The LVT entry masks itself on delivery (SDM Vol. 3B 18.4.9.3). */
-	apic_write(APIC_LVTPC, APIC_DM_NMI);
-	if (dc->nmi_paused) {
-		dc->nmi_paused = false;
-		ds_restart(dc, dc->nmi_bits);
-	}
+	if (s->mode != DS_STATE_OFF)
+		apic_write(APIC_LVTPC, APIC_DM_NMI);
+	ds_state_nmi_exit(s);
 }
 
 /*
- * The threshold PMI: drain the full sub-buffer, unless the layer had the
- * hardware paused, when the pauser drains.
+ * The threshold PMI.  In __switch_to() before __ds_switch_to() the records
+ * are the previous task's, which __ds_switch_to() drains.
  */
 static int ds_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
-	struct ds_bts_area *hw;
-	bool full;
 
-	if (!dc->armed)
-		return NMI_DONE;
-	hw = (struct ds_bts_area *)dc->ds;
-	/* A sub-buffer, then: a ring never reaches its threshold. */
-	full = READ_ONCE(hw->index) >= READ_ONCE(hw->threshold);
-	if (!ds_pmi_claim(dc))
-		return NMI_DONE;
-	/*
-	 * An owed PMI's sub-buffer was drained already.  In __switch_to()
-	 * before __ds_switch_to() the records are the previous task's, which
-	 * __ds_switch_to() drains.
-	 */
-	if (full && dc->nmi_paused && dc->owner == current)
-		ds_drain(dc, current);
-	return NMI_HANDLED;
+	return ds_state_nmi_pmi(&dc->st, dc->owner == current ? current : NULL) ?
+	       NMI_HANDLED : NMI_DONE;
 }
 
 /*
@@ -748,7 +594,7 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 
 	/*
 	 * Nobody traces this CPU, @prev or @next: the hardware was off for
-	 * @prev (ds_wanted()), so there is nothing to drain, and stays off.
+	 * @prev (ds_hw_wanted()), so there is nothing to drain, and stays off.
 	 * A consumer that comes for either meanwhile syncs through ds_sync(),
 	 * which finds @next current.
 	 */
@@ -758,23 +604,22 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 		dc->owner = next;
 		return;
 	}
-	if (!dc->armed) {
+	if (dc->st.mode == DS_STATE_OFF) {
 		ds_untraced(next);
 		return;
 	}
-	ds_pause(dc);
+	ds_state_pause(&dc->st);
 	/* Per-CPU streams learn who runs now. */
 	rec = (struct bts_record) {
 		.from	= BTS_PSEUDO(BTS_PSEUDO_SWITCH, 0),
 		.to	= task_pid_nr(next),
 		.flags	= task_tgid_nr(next),
 	};
-	if (dc->ring) {
+	if (dc->st.mode == DS_STATE_RING) {
 		/* @prev has no consumer, or there would be no ring. */
-		ds_staging_ring_append(&dc->staging,
-				       (struct ds_bts_area *)dc->ds, &rec);
+		ds_staging_ring_append(&dc->st.staging, dc->st.area, &rec);
 	} else {
-		ds_drain(dc, prev);
+		ds_state_drain(&dc->st, prev);
 		n = ds_streams(dc, NULL, cons);
 		for (i = 0; i < n; i++)
 			ds_stream_append(&cons[i]->stream, &rec);
@@ -791,40 +636,7 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 		ds_throttle(cons[i], TWA_RESUME | TWAF_NO_ALLOC);
 		cons[i]->untraced = false;
 	}
-	ds_unpause(dc);
-}
-
-/*
- * Write @nr records where the hardware writes its next one on @dc, so that
- * they reach the streams in order with the branches around them: into the
- * staging buffer, or into the hardware ring of a lone flight recorder.
- * Context: interrupts off, on @dc's CPU, not paused.
- */
-void ds_stage(struct ds_cpu *dc, const struct bts_record *rec,
-	      unsigned int nr)
-{
-	struct ds_bts_area *hw = (struct ds_bts_area *)dc->ds;
-	unsigned int i;
-	u64 bits;
-
-	bits = ds_hold(dc);
-	if (dc->ring) {
-		for (i = 0; i < nr; i++)
-			ds_staging_ring_append(&dc->staging, hw, &rec[i]);
-		ds_restart(dc, bits);
-		return;
-	}
-	ds_staging_append(&dc->staging, hw, rec, nr);
-	ds_restart(dc, bits);
-	/*
-	 * No PMI comes for a record software wrote: drain a sub-buffer the
-	 * records took to its threshold now.  An NMI after the pause ended
-	 * drained it already.
-	 */
-	if (READ_ONCE(hw->index) >= READ_ONCE(hw->threshold)) {
-		ds_pause(dc);
-		ds_unpause(dc);
-	}
+	ds_state_unpause(&dc->st, next);
 }
 
 /*
@@ -841,17 +653,17 @@ static void ds_stage_crossing(const struct bts_record *rec, unsigned int nr)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	unsigned int i, n;
 
-	if (!dc->armed || dc->ring)
+	if (dc->st.mode != DS_STATE_SPLAY)
 		return;
 	n = ds_streams(dc, current, cons);
 	for (i = 0; i < n && cons[i]->cfg.priv != DS_PRIV_USER; i++)
 		;
 	if (i == n) {
-		/* Gone; a later one sets the flag again (ds_wanted()). */
+		/* Gone; a later one sets the flag again (ds_hw_wanted()). */
 		clear_thread_flag(TIF_BTS_USER);
 		return;
 	}
-	ds_stage(dc, rec, nr);
+	ds_state_stage(&dc->st, rec, nr, current);
 }
 
 /*
@@ -923,12 +735,12 @@ void __ds_exit_to_user_mode(struct pt_regs *regs)
 /* Bring @dc's streams up to date.  Context: on @dc's CPU, irqs off. */
 void ds_sync_local(void *unused)
 {
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_state *s = this_cpu_ptr(&ds_cpu.st);
 
-	ds_pause(dc);
+	ds_state_pause(s);
 	/* A hardware ring too: its consumer is about to look. */
-	ds_drain(dc, current);
-	ds_unpause(dc);
+	ds_state_drain(s, current);
+	ds_state_unpause(s, current);
 }
 
 static void ds_set_suspended(struct ds_consumer *c, enum ds_sync_change ch)
@@ -940,18 +752,18 @@ static void ds_set_suspended(struct ds_consumer *c, enum ds_sync_change ch)
 void ds_sync_fn(void *p)
 {
 	struct ds_sync_arg *arg = p;
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_state *s = this_cpu_ptr(&ds_cpu.st);
 	struct task_struct *task = arg->c->cfg.task;
 
 	/* Switched away since, which drained it: ds_sync() looks again. */
 	if (task && task != current)
 		return;
-	ds_pause(dc);
+	ds_state_pause(s);
 	/* A hardware ring too: its consumer may be about to look. */
-	ds_drain(dc, current);
+	ds_state_drain(s, current);
 	ds_set_suspended(arg->c, arg->change);
 	arg->done = true;
-	ds_unpause(dc);
+	ds_state_unpause(s, current);
 }
 
 /*
@@ -1025,13 +837,12 @@ void ds_notify_fn(struct irq_work *work)
 	 * hardware resumes as it was, without a drain that would find more
 	 * consumers to call back, unless the threshold was passed before.
 	 */
-	bits = ds_hold(dc);
+	bits = ds_state_hold(&dc->st);
 	dc->in_callback = c;
 	act = c->cfg.ops->overflow(c, c->cfg.data);
 	dc->in_callback = NULL;
-	if (dc->armed && dc->ds->bts_index >= dc->ds->bts_interrupt_threshold)
-		ds_drain(dc, current);
-	ds_restart(dc, bits);
+	ds_state_drain_full(&dc->st, current);
+	ds_state_restart(&dc->st, bits);
 	if (act == DS_OVERFLOW_SUSPEND)
 		WRITE_ONCE(c->suspended, true);
 	atomic_set(&c->notified, 0);
@@ -1078,22 +889,13 @@ static void ds_arm_fn(void *unused)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 
-	ds_pause(dc);
-	ds_staging_arm(&dc->staging, (struct ds_bts_area *)dc->ds);
 	dc->owner = current;
-	dc->armed = true;
-	ds_unpause(dc);
+	ds_state_arm(&dc->st, current);
 }
 
 static void ds_disarm_fn(void *unused)
 {
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
-
-	ds_pause(dc);
-	ds_drain(dc, current);
-	dc->armed = false;
-	memset(dc->ds, 0, sizeof(struct ds_bts_area));
-	ds_unpause(dc);
+	ds_state_disarm(this_cpu_ptr(&ds_cpu.st), current);
 }
 
 static void *ds_staging_cea(int cpu)
@@ -1109,7 +911,7 @@ static int ds_cpu_up(unsigned int cpu)
 	struct page *pages;
 
 	/* Still armed since the last consumer. */
-	if (READ_ONCE(dc->armed))
+	if (READ_ONCE(dc->st.mode) != DS_STATE_OFF)
 		return 0;
 	if (dc->pages)
 		return smp_call_function_single(cpu, ds_arm_fn, NULL, 1);
@@ -1125,7 +927,8 @@ static int ds_cpu_up(unsigned int cpu)
 			       (unsigned long)cea + DS_STAGING_SIZE);
 	dc->pages = pages;
 	dc->ds = ds_area(cpu);
-	ds_staging_init(&dc->staging, cea, DS_STAGING_RECORDS, DS_PMI_SLACK);
+	ds_state_init(&dc->st, &ds_hw_ops, (struct ds_bts_area *)dc->ds, cea,
+		      DS_STAGING_RECORDS, DS_PMI_SLACK);
 	return smp_call_function_single(cpu, ds_arm_fn, NULL, 1);
 }
 
@@ -1137,12 +940,10 @@ static void ds_cpu_down(unsigned int cpu)
 
 	if (!dc->pages)
 		return;
-	if (cpu_online(cpu)) {
+	if (cpu_online(cpu))
 		smp_call_function_single(cpu, ds_disarm_fn, NULL, 1);
-	} else {
-		dc->armed = false;
-		dc->ring = NULL;
-	}
+	else
+		ds_state_offline(&dc->st);
 	for (i = 0; i < 1U << order; i++)
 		cea_set_pte(cea + i * PAGE_SIZE, 0, PAGE_NONE);
 	flush_tlb_kernel_range((unsigned long)cea,
@@ -1326,13 +1127,9 @@ EXPORT_SYMBOL_GPL(ds_kernel_recording_allowed);
  */
 bool ds_freeze_local(void)
 {
-	if (!static_branch_unlikely(&ds_active) || this_cpu_read(ds_cpu.frozen))
+	if (!static_branch_unlikely(&ds_active))
 		return false;
-	this_cpu_write(ds_cpu.frozen, true);
-	/* The flag first: an NMI from here on restarts nothing. */
-	barrier();
-	ds_hw_write(0);
-	return true;
+	return ds_state_freeze(this_cpu_ptr(&ds_cpu.st));
 }
 EXPORT_SYMBOL_GPL(ds_freeze_local);
 
@@ -1360,14 +1157,8 @@ void arch_panic_begin(void)
  */
 void ds_thaw_local(void)
 {
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
-
-	if (!static_branch_unlikely(&ds_active) || !dc->frozen)
-		return;
-	WRITE_ONCE(dc->frozen, false);
-	barrier();
-	if (!dc->pause)
-		ds_hw_write(ds_wanted(dc));
+	if (static_branch_unlikely(&ds_active))
+		ds_state_thaw(this_cpu_ptr(&ds_cpu.st), current);
 }
 EXPORT_SYMBOL_GPL(ds_thaw_local);
 
@@ -1383,8 +1174,7 @@ static u32 ds_read_last_hw_ring(struct ds_cpu *dc, struct ds_consumer *c,
 	const struct bts_record *segs[2];
 	u32 nrs[2], hw, newer, older;
 
-	ds_staging_peek_ring(&dc->staging, (struct ds_bts_area *)dc->ds,
-			     segs, nrs);
+	ds_staging_peek_ring(&dc->st.staging, dc->st.area, segs, nrs);
 	hw = min(n, nrs[0] + nrs[1]);
 	older = ds_stream_read_last_stopped(&c->stream, out, n - hw);
 	newer = min(hw, nrs[1]);
@@ -1419,19 +1209,12 @@ u32 ds_read_last_local(struct ds_consumer *c, struct bts_record *out, u32 n)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 
 	if (c->cfg.mode != DS_MODE_RING || c->cfg.task ||
-	    c->cfg.cpu != smp_processor_id() || !READ_ONCE(dc->frozen))
+	    c->cfg.cpu != smp_processor_id() || !READ_ONCE(dc->st.frozen))
 		return 0;
 	n = min(n, c->stream.size - 1);
-	if (dc->ring == c)
+	if (dc->st.ring == &c->stream)
 		return ds_read_last_hw_ring(dc, c, out, n);
-	if (!dc->pause) {
-		/* Paused without ds_pause(): the hardware is off already. */
-		dc->pause++;
-		barrier();
-		ds_drain(dc, dc->owner);
-		barrier();
-		dc->pause--;
-	}
+	ds_state_drain_frozen(&dc->st, dc->owner);
 	return ds_stream_read_last_stopped(&c->stream, out, n);
 }
 EXPORT_SYMBOL_GPL(ds_read_last_local);
@@ -1467,7 +1250,7 @@ u32 ds_read_last_stopped(struct ds_consumer *c, struct bts_record *out, u32 n)
 		return 0;
 	dc = per_cpu_ptr(&ds_cpu, cpu);
 	n = min(n, c->stream.size - 1);
-	if (READ_ONCE(dc->ring) == c)
+	if (READ_ONCE(dc->st.ring) == &c->stream)
 		return ds_read_last_hw_ring(dc, c, out, n);
 	return ds_stream_read_last_stopped(&c->stream, out, n);
 }

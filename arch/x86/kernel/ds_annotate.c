@@ -78,7 +78,7 @@ static bool ds_taken_here(struct ds_cpu *dc, u32 flag)
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
 	unsigned int i, n;
 
-	n = dc->armed ? ds_streams(dc, current, cons) : 0;
+	n = dc->st.mode != DS_STATE_OFF ? ds_streams(dc, current, cons) : 0;
 	for (i = 0; i < n; i++)
 		if (cons[i]->cfg.flags & flag)
 			return true;
@@ -100,7 +100,7 @@ void ds_append_optional(const struct bts_record *rec, unsigned int nr,
 	local_irq_save(irqf);
 	dc = this_cpu_ptr(&ds_cpu);
 	if (ds_taken_here(dc, flag))
-		ds_stage(dc, rec, nr);
+		ds_state_stage(&dc->st, rec, nr, current);
 	local_irq_restore(irqf);
 }
 
@@ -186,7 +186,7 @@ void ds_append_marker(const struct ds_marker *m)
 		return;
 	local_irq_save(irqf);
 	dc = this_cpu_ptr(&ds_cpu);
-	n = dc->armed ? ds_streams(dc, current, cons) : 0;
+	n = dc->st.mode != DS_STATE_OFF ? ds_streams(dc, current, cons) : 0;
 	/* Each stream that takes it names itself; see DS_STAGED_RECIPIENT. */
 	for (i = 0; i < n; i++)
 		if (ds_wants_marker_here(cons[i], m)) {
@@ -195,7 +195,8 @@ void ds_append_marker(const struct ds_marker *m)
 		}
 	/* Built only for a stream that takes it: the write path is hot. */
 	if (nr)
-		ds_stage(dc, rec, nr + ds_marker_records(m, rec + nr));
+		ds_state_stage(&dc->st, rec, nr + ds_marker_records(m, rec + nr),
+			       current);
 	local_irq_restore(irqf);
 }
 EXPORT_SYMBOL_GPL(ds_append_marker);

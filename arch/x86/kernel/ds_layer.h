@@ -20,6 +20,7 @@
 #include <asm/intel_ds.h>
 
 #include "ds_core.h"
+#include "ds_state.h"
 
 /* Consumers per CPU and per task. */
 #define DS_MAX_CONSUMERS	8
@@ -87,44 +88,22 @@ struct ds_set {
 
 /**
  * struct ds_cpu - a CPU's side of the layer
+ * @st: its hardware's state (ds_state.h): mode, pauses, PMIs, freeze
  * @ds: the DS save area, as the hardware addresses it
- * @staging: the staging buffer, in the cpu_entry_area
  * @pages: the staging buffer's pages, or NULL
  * @set: the CPU's consumers
- * @ring: the consumer the hardware serves directly, writing the whole
- *	staging buffer as a ring (see ds_ring_candidate()), or NULL
  * @owner: the task whose records are staged: current, except in
  *	__switch_to() between the switch of current and __ds_switch_to()
- * @pause: nesting depth of ds_pause(); the hardware is off while non-zero
- * @armed: @ds points at @staging
- * @pmi_gen: counts the sub-buffers drained: the threshold PMI the hardware
- *	raises belongs to the sub-buffer armed when it reached the threshold
- * @pmi_owed_gen: the last sub-buffer a drain took past its threshold; its
- *	PMI may arrive after the drain
- * @pmi_claimed_gen: the last sub-buffer whose PMI an NMI claimed; a PMI
- *	is owed while it differs from @pmi_owed_gen
  * @in_callback: the consumer whose overflow callback runs here, tracing
  *	paused
- * @nmi_paused: __ds_nmi_enter() stopped the hardware for this NMI
- * @nmi_bits: the layer's DEBUGCTL bits the NMI found, to restore
- * @frozen: ds_freeze_local(): the hardware stays off whatever asks
  */
 struct ds_cpu {
+	struct ds_state		st;
 	struct debug_store	*ds;
-	struct ds_staging	staging;
 	struct page		*pages;
 	struct ds_set __rcu	*set;
-	struct ds_consumer	*ring;
 	struct task_struct	*owner;
-	int			pause;
-	bool			armed;
-	u64			pmi_gen;
-	u64			pmi_owed_gen;
-	u64			pmi_claimed_gen;
 	struct ds_consumer	*in_callback;
-	bool			nmi_paused;
-	u64			nmi_bits;
-	bool			frozen;
 };
 
 DECLARE_PER_CPU(struct ds_cpu, ds_cpu);
@@ -222,13 +201,6 @@ void ds_entry_unseen(struct thread_struct *t);
  */
 unsigned int ds_streams(struct ds_cpu *dc, struct task_struct *task,
 			struct ds_consumer **cons);
-
-/*
- * Write @nr records where the hardware writes its next one on @dc.
- * Context: interrupts off, on @dc's CPU, not paused.
- */
-void ds_stage(struct ds_cpu *dc, const struct bts_record *rec,
-	      unsigned int nr);
 
 /* Whether a consumer takes address-space changes (DS_BTS_MAPS). */
 bool ds_maps_wanted(void);

@@ -20,8 +20,8 @@ struct ds_test_nmi {
 	struct ds_consumer	*other;		/* keeps the CPU off ring mode */
 	int			paused;		/* a PMI while paused */
 	int			foreign;	/* then another driver's NMI */
-	struct ds_consumer	*ring_before;
-	struct ds_consumer	*ring_after;
+	struct ds_stream	*ring_before;
+	struct ds_stream	*ring_after;
 };
 
 /* Fill the armed sub-buffer up to its threshold, as the hardware would. */
@@ -58,17 +58,17 @@ static void ds_test_pmi_then_ring(void *p)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	struct ds_test_nmi *t = p;
 
-	ds_pause(dc);
+	ds_state_pause(&dc->st);
 	ds_test_fill_to_threshold(dc);
 	t->paused = ds_test_nmi_handlers();
-	ds_drain(dc, current);
+	ds_state_drain(&dc->st, current);
 	/* As a release would, without leaving this CPU. */
 	WRITE_ONCE(t->other->suspended, true);
-	ds_unpause(dc);
+	ds_state_unpause(&dc->st, current);
 
-	t->ring_before = dc->ring;
+	t->ring_before = dc->st.ring;
 	t->foreign = ds_test_nmi_handlers();
-	t->ring_after = dc->ring;
+	t->ring_after = dc->st.ring;
 }
 
 static struct ds_consumer *ds_test_request_cfg(struct kunit *test,
@@ -125,9 +125,9 @@ static void ds_test_nmi_after_claimed_pmi(struct kunit *test)
 
 	KUNIT_EXPECT_EQ_MSG(test, t.paused, NMI_HANDLED,
 			    "a paused CPU's PMI is claimed for the pauser");
-	KUNIT_EXPECT_PTR_EQ_MSG(test, t.ring_before, t.ring,
+	KUNIT_EXPECT_PTR_EQ_MSG(test, t.ring_before, &t.ring->stream,
 				"the lone ring consumer has the hardware ring");
-	KUNIT_EXPECT_PTR_EQ_MSG(test, t.ring_after, t.ring,
+	KUNIT_EXPECT_PTR_EQ_MSG(test, t.ring_after, &t.ring->stream,
 				"an NMI left the hardware ring");
 	KUNIT_EXPECT_EQ_MSG(test, t.foreign, NMI_DONE,
 			    "another driver's NMI was claimed");
@@ -147,10 +147,10 @@ static void ds_test_owed_pmi_steps(void *p)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	struct ds_test_owed *t = p;
 
-	ds_pause(dc);
+	ds_state_pause(&dc->st);
 	ds_test_fill_to_threshold(dc);
-	ds_drain(dc, current);
-	ds_unpause(dc);
+	ds_state_drain(&dc->st, current);
+	ds_state_unpause(&dc->st, current);
 	t->nmi[0] = ds_test_nmi_handlers();
 	t->nmi[1] = ds_test_nmi_handlers();
 }
@@ -188,7 +188,7 @@ static struct {
  * back while the hardware was stopped arrives (under TCG a DEBUGCTL write
  * ends a block, and interrupts are taken between blocks).
  */
-static void ds_test_hw_write_then_nmi(u64 bits)
+static void ds_test_hw_write_then_nmi(struct ds_state *s, u64 bits)
 {
 	update_debugctlmsr((get_debugctlmsr() & ~DS_DEBUGCTL_OWNED) | bits);
 	if (!ds_test_window.armed)
@@ -231,10 +231,10 @@ static void ds_test_restart_window(struct kunit *test)
 
 	local_irq_disable();
 	owned = dc->owner == current;
-	bits = ds_hold(dc);
+	bits = ds_state_hold(&dc->st);
 	ds_test_fill_to_threshold(dc);
 	ds_test_window.armed = true;
-	ds_restart(dc, bits);
+	ds_state_restart(&dc->st, bits);
 	full_after = hw->index >= hw->threshold;
 	local_irq_enable();
 
@@ -612,25 +612,25 @@ static void ds_test_freeze_steps(void *p)
 
 	ds_test_before_freeze();
 	if (t->paused)
-		ds_pause(dc);
-	t->hw_ring[0] = dc->ring == t->ring;
+		ds_state_pause(&dc->st);
+	t->hw_ring[0] = dc->st.ring == &t->ring->stream;
 	ds_freeze_local();
 	t->frozen_bits[0] = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
 	ds_test_after_freeze();
 	if (!t->paused) {
 		/* A switch or a sync would pause and restart; an NMI hold. */
-		ds_pause(dc);
-		ds_unpause(dc);
+		ds_state_pause(&dc->st);
+		ds_state_unpause(&dc->st, current);
 		t->frozen_bits[1] = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
 		ds_test_nmi_handlers();
 		t->frozen_bits[2] = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
 	}
 	t->n = ds_read_last_local(t->ring, t->out, 256);
 	t->staged_left = dc->ds->bts_index != dc->ds->bts_buffer_base;
-	t->hw_ring[1] = dc->ring == t->ring;
+	t->hw_ring[1] = dc->st.ring == &t->ring->stream;
 	ds_thaw_local();
 	if (t->paused)
-		ds_unpause(dc);
+		ds_state_unpause(&dc->st, current);
 	t->thawed_bits = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
 }
 
@@ -728,12 +728,12 @@ static void ds_test_local_steps(void *p)
 
 	ds_resume_local(t->c);
 	t->bits_resumed = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
-	ds_pause(dc);
+	ds_state_pause(&dc->st);
 	hw = (struct ds_bts_area *)dc->ds;
 	r = (struct bts_record *)hw->index;
 	*r = (struct bts_record){ DS_TEST_LOCAL_FROM, DS_TEST_LOCAL_TO };
 	WRITE_ONCE(hw->index, (u64)(r + 1));
-	ds_unpause(dc);
+	ds_state_unpause(&dc->st, current);
 	ds_suspend_local(t->c);
 	t->bits_suspended = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
 }

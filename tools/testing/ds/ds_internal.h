@@ -7,7 +7,9 @@
 #ifndef __X86_KERNEL_DS_INTERNAL_H
 #define __X86_KERNEL_DS_INTERNAL_H
 
+#include <assert.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,9 +72,15 @@ typedef int64_t s64;
 	__c;								\
 })
 
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* The kernel's compiler barrier, as a C11 signal fence. */
+#define barrier()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
+
 /* Module metadata means nothing in the harness. */
-#define MODULE_DESCRIPTION(desc)	static const char *const __unused_desc = desc
-#define MODULE_LICENSE(lic)		static const char *const __unused_lic = lic
+#define MODULE_DESCRIPTION(desc)	static_assert(sizeof(desc), "")
+#define MODULE_LICENSE(lic)		static_assert(sizeof(lic), "")
 #define noinline			__attribute__((noipa))
 
 #endif /* __X86_KERNEL_DS_INTERNAL_H */

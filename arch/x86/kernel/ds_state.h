@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A CPU's BTS hardware as the DS layer drives it: the state machine, in
+ * the hardware-free core.  ds.c gives it the hardware (DEBUGCTL) and the
+ * consumers through struct ds_state_ops; the userspace harness and KUnit
+ * give it a model of the hardware that can raise an NMI at every step.
+ */
+#ifndef __X86_KERNEL_DS_STATE_H
+#define __X86_KERNEL_DS_STATE_H
+
+#include "ds_core.h"
+
+struct task_struct;
+
+/**
+ * enum ds_state_mode - how the hardware writes a CPU's branch records
+ * @DS_STATE_OFF: not armed: the DS save area's BTS fields are zero and
+ *	DEBUGCTL's BTS bits stay clear
+ * @DS_STATE_SPLAY: the staging buffer's sub-buffers, with a threshold PMI;
+ *	each drain splays a sub-buffer into the streams it belongs to
+ * @DS_STATE_RING: the whole staging buffer is the ring of a lone per-CPU
+ *	ring consumer, written without a PMI or a copy until it is left
+ *
+ * Transitions (ds_state.c), each made with the hardware paused and
+ * interrupts off, never in NMI:
+ *
+ *   OFF   -> SPLAY  ds_state_arm()
+ *   SPLAY -> RING   ds_state_unpause(), when the ops name a lone ring
+ *   RING  -> SPLAY  ds_state_drain(): the ring's records go to its stream
+ *   SPLAY, RING -> OFF  ds_state_disarm(); ds_state_offline() for a CPU
+ *	that is gone
+ *
+ * Orthogonal to the mode: a pause (the hardware stops for the layer's own
+ * work and restarts when the outermost pause ends), an NMI's hold (the
+ * same, restarting exactly as it was), and a crash's freeze (the hardware
+ * stays off until thawed).
+ */
+enum ds_state_mode {
+	DS_STATE_OFF,
+	DS_STATE_SPLAY,
+	DS_STATE_RING,
+};
+
+struct ds_state;
+
+/**
+ * struct ds_state_ops - what the state machine needs from its CPU
+ * @read: DEBUGCTL's bits the layer owns (DS_DEBUGCTL_OWNED), as they are
+ * @write: set those bits to @bits, leaving the others alone
+ * @wanted: the bits the consumers of the CPU and of @task want now
+ * @ring: the stream of a lone ring consumer the hardware may serve as its
+ *	ring (the CPU's only active consumer, with @task's), or NULL
+ * @splay: hand @nr records staged while @task ran (NULL: unknown, when
+ *	drained in an NMI mid-switch) to their streams; @overran: the
+ *	hardware found the sub-buffer full and dropped records
+ *
+ * Called on the CPU, interrupts off or in NMI (@read, @write and @splay).
+ */
+struct ds_state_ops {
+	u64	(*read)(struct ds_state *s);
+	void	(*write)(struct ds_state *s, u64 bits);
+	u64	(*wanted)(struct ds_state *s, struct task_struct *task);
+	struct ds_stream *(*ring)(struct ds_state *s, struct task_struct *task);
+	void	(*splay)(struct ds_state *s, struct task_struct *task,
+			 const struct bts_record *recs, u32 nr, bool overran);
+};
+
+/**
+ * struct ds_state - a CPU's hardware state
+ * @ops: the CPU's hardware and consumers
+ * @area: the BTS fields of the CPU's DS save area
+ * @staging: the staging buffer the hardware writes in @area
+ * @mode: enum ds_state_mode
+ * @ring: DS_STATE_RING's stream
+ * @pause: nesting depth of pauses and holds; the hardware is off while
+ *	non-zero
+ * @nmi: NMIs under way on the CPU (ds_state_nmi_enter())
+ * @nmi_held: the NMI under way stopped the hardware, to restart it with
+ *	@nmi_bits
+ * @nmi_bits: DEBUGCTL's layer bits the NMI found
+ * @pmi_gen: counts the sub-buffers drained: the threshold PMI the
+ *	hardware raises belongs to the sub-buffer armed when it reached the
+ *	threshold
+ * @pmi_owed_gen: the last sub-buffer a drain took past its threshold; its
+ *	PMI may arrive after the drain
+ * @pmi_claimed_gen: the last sub-buffer whose PMI an NMI claimed; a PMI
+ *	is owed while it differs from @pmi_owed_gen
+ * @frozen: ds_state_freeze(): the hardware stays off whatever asks
+ *
+ * Only the CPU itself changes it, with interrupts off or in NMI.
+ */
+struct ds_state {
+	const struct ds_state_ops	*ops;
+	struct ds_bts_area		*area;
+	struct ds_staging		staging;
+	u8				mode;
+	struct ds_stream		*ring;
+	int				pause;
+	int				nmi;
+	bool				nmi_held;
+	u64				nmi_bits;
+	u64				pmi_gen;
+	u64				pmi_owed_gen;
+	u64				pmi_claimed_gen;
+	bool				frozen;
+};
+
+void ds_state_init(struct ds_state *s, const struct ds_state_ops *ops,
+		   struct ds_bts_area *area, struct bts_record *buf, u32 nr,
+		   u32 slack);
+void ds_state_arm(struct ds_state *s, struct task_struct *task);
+void ds_state_disarm(struct ds_state *s, struct task_struct *task);
+void ds_state_offline(struct ds_state *s);
+void ds_state_pause(struct ds_state *s);
+void ds_state_unpause(struct ds_state *s, struct task_struct *task);
+u64 ds_state_hold(struct ds_state *s);
+void ds_state_restart(struct ds_state *s, u64 bits);
+void ds_state_drain(struct ds_state *s, struct task_struct *task);
+void ds_state_drain_full(struct ds_state *s, struct task_struct *task);
+void ds_state_stage(struct ds_state *s, const struct bts_record *rec,
+		    unsigned int nr, struct task_struct *task);
+void ds_state_nmi_enter(struct ds_state *s);
+bool ds_state_nmi_pmi(struct ds_state *s, struct task_struct *task);
+void ds_state_nmi_exit(struct ds_state *s);
+bool ds_state_freeze(struct ds_state *s);
+void ds_state_thaw(struct ds_state *s, struct task_struct *task);
+void ds_state_drain_frozen(struct ds_state *s, struct task_struct *task);
+
+#endif /* __X86_KERNEL_DS_STATE_H */

@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the DS layer's state machine (ds_state.c) on a model of
+ * the BTS hardware, also run in user space by tools/testing/ds.
+ *
+ * The model raises an NMI wherever a test asks: after any one call the
+ * state machine makes into the hardware or the consumers (every position
+ * in turn, one per run), or after each call at random.  At every NMI it
+ * checks what the rules of ds_state.c promise: the NMI runs untraced and
+ * leaves the mode, the pause and DEBUGCTL exactly as it found them.  At
+ * every branch: the hardware never records while the CPU is paused or
+ * frozen.  At the end: every record the hardware wrote reached the streams
+ * once, in order, and every threshold PMI it raised was claimed.
+ *
+ * A self-test runs the same checks against deliberately broken models,
+ * each of which they must catch.
+ */
+#include <kunit/test.h>
+#include "ds_state.h"
+
+/* Records per sub-buffer of the model's staging buffer. */
+#define DS_ST_NR		(DS_STAGING_SLACK + 16)
+#define DS_ST_THRESHOLD		(DS_ST_NR - DS_STAGING_SLACK)
+/* Slots of the lone ring consumer's stream: more than the hardware ring. */
+#define DS_ST_RING_SLOTS	(2 * DS_ST_NR + 1)
+/* Records the checks can follow. */
+#define DS_ST_MAX_RECORDS	4096
+/*
+ * The address of the n-th branch the hardware records, and of the n-th
+ * record staged by software: two sequences, each in order in the streams.
+ */
+#define DS_ST_ADDR(n)		(0x400000ULL + (n))
+#define DS_ST_STAGED(n)		(0x800000ULL + (n))
+#define DS_ST_ON		(DS_DEBUGCTL_TR | DS_DEBUGCTL_BTS)
+
+/**
+ * enum ds_st_fault - a fault planted in the model, for the self-test
+ * @DS_ST_SOUND: none
+ * @DS_ST_IGNORE_STOP: the first write of 0 that would stop tracing is lost
+ * @DS_ST_LOSE_RECORD: the consumers lose the first record splayed
+ * @DS_ST_NMI_TRACED: the NMI's handlers turn tracing back on
+ * @DS_ST_SILENT_PMI: the hardware raises one threshold PMI that never
+ *	arrives, and the layer must not claim its absence either
+ */
+enum ds_st_fault {
+	DS_ST_SOUND,
+	DS_ST_IGNORE_STOP,
+	DS_ST_LOSE_RECORD,
+	DS_ST_NMI_TRACED,
+	DS_ST_SILENT_PMI,
+};
+
+/**
+ * struct ds_st_rig - one CPU of the model, with its consumers
+ * @test: the case
+ * @s: the state under test
+ * @area: the BTS fields of the DS save area
+ * @staging: the staging buffer, 2 * DS_ST_NR records
+ * @debugctl: the model's DEBUGCTL (the layer's bits)
+ * @wanted: what the consumers want
+ * @lone_ring: the ring consumer is the CPU's only one
+ * @ring: its stream, DS_ST_RING_SLOTS slots at @ring_buf
+ * @ring_buf: the slots
+ * @scratch: DS_ST_RING_SLOTS records to read the ring's stream into
+ * @task: who runs; the task pointer is never dereferenced
+ * @owner_known: an NMI knows whose records are staged (not mid-switch)
+ * @written: branches the hardware recorded, each at DS_ST_ADDR(its number)
+ * @staged: records software staged, each at DS_ST_STAGED(its number)
+ * @seen: how often branch n reached the consumers, for n < @written
+ * @seen_staged: the same for staged record n
+ * @ringed: branch n was written into the hardware ring, which overwrites
+ *	its oldest records by design
+ * @last: the number of the last branch and of the last staged record the
+ *	splay op got, -1 before the first
+ * @pmis_raised: threshold PMIs the hardware raised
+ * @pmis_claimed: NMIs the layer claimed
+ * @nmis: NMIs raised
+ * @soft_crossings: a staged record took a sub-buffer to its threshold,
+ *	where no PMI comes but the drain cannot tell and owes one
+ * @full_nmis: NMIs of other drivers that found the sub-buffer at or past
+ *	its threshold, which the layer claims: the SDM's "matches or
+ *	exceeds" lets the hardware raise a PMI for each record past it
+ * @calls: steps into and out of the calls the state machine made into the
+ *	model
+ * @inject_at: raise an NMI at this step, or -1
+ * @rnd: xorshift state for NMIs at random, 0 for none
+ * @in_nmi: an NMI is under way
+ * @frozen: between the return of ds_state_freeze() and the thaw
+ * @fault: enum ds_st_fault
+ * @planted: the fault happened
+ * @faults: what the checks found wrong
+ * @step: what the scenario is doing, for messages
+ */
+struct ds_st_rig {
+	struct kunit		*test;
+	struct ds_state		s;
+	struct ds_bts_area	area;
+	struct bts_record	*staging;
+	u64			debugctl;
+	u64			wanted;
+	bool			lone_ring;
+	struct ds_stream	ring;
+	struct bts_record	*ring_buf;
+	struct bts_record	*scratch;
+	struct task_struct	*task;
+	bool			owner_known;
+	u32			written;
+	u32			staged;
+	u8			*seen;
+	u8			*seen_staged;
+	u8			*ringed;
+	s64			last[2];
+	u32			pmis_raised;
+	u32			pmis_claimed;
+	u32			nmis;
+	u32			soft_crossings;
+	u32			full_nmis;
+	int			calls;
+	int			inject_at;
+	u64			rnd;
+	bool			in_nmi;
+	bool			frozen;
+	u8			fault;
+	bool			planted;
+	u32			faults;
+	const char		*step;
+};
+
+static void ds_st_fault(struct ds_st_rig *rig, const char *what, u64 a,
+			u64 b)
+{
+	rig->faults++;
+	/* The self-test expects faults: say only the first, then only count. */
+	if (rig->fault == DS_ST_SOUND && rig->faults == 1)
+		KUNIT_FAIL(rig->test, "%s: %s (%llu, %llu); NMI at call %d",
+			   rig->step, what, (unsigned long long)a,
+			   (unsigned long long)b, rig->inject_at);
+}
+
+static void ds_st_nmi(struct ds_st_rig *rig, bool pmi);
+
+/* The CPU takes @n branches; the hardware records them or not. */
+static void ds_st_branches(struct ds_st_rig *rig, u32 n)
+{
+	struct ds_bts_area *hw = &rig->area;
+	u64 rec = sizeof(struct bts_record);
+
+	while (n--) {
+		bool btint = rig->debugctl & DS_DEBUGCTL_BTINT;
+		struct bts_record *r;
+
+		if ((rig->debugctl & DS_ST_ON) != DS_ST_ON)
+			continue;
+		if (rig->in_nmi)
+			ds_st_fault(rig, "an NMI's handler was traced",
+				    rig->debugctl, rig->s.nmi);
+		else if (rig->s.pause || rig->frozen)
+			ds_st_fault(rig, "traced while paused or frozen",
+				    rig->s.pause, rig->frozen);
+		if (btint && hw->index >= hw->max) {
+			ds_st_fault(rig, "the hardware dropped a record",
+				    hw->index, hw->max);
+			continue;
+		}
+		if (hw->index < hw->base || hw->index >= hw->max ||
+		    hw->base < (unsigned long)rig->staging ||
+		    hw->max > (unsigned long)(rig->staging + 2 * DS_ST_NR)) {
+			ds_st_fault(rig, "a record outside the staging buffer",
+				    hw->index, hw->base);
+			continue;
+		}
+		if (rig->written == DS_ST_MAX_RECORDS) {
+			ds_st_fault(rig, "scenario too long", rig->written, 0);
+			return;
+		}
+		r = (struct bts_record *)(unsigned long)hw->index;
+		*r = (struct bts_record){
+			.from	= DS_ST_ADDR(rig->written),
+			.to	= DS_ST_ADDR(rig->written) + 1,
+		};
+		rig->ringed[rig->written] = rig->s.mode == DS_STATE_RING;
+		rig->written++;
+		hw->index += rec;
+		if (!btint && hw->index >= hw->max)
+			hw->index = hw->base;
+		/* A PMI when a record reaches the threshold (SDM 18.4.9.3). */
+		if (btint && hw->index == hw->threshold) {
+			rig->pmis_raised++;
+			/* NMIs do not nest. */
+			if (rig->in_nmi)
+				continue;
+			if (rig->fault == DS_ST_SILENT_PMI && !rig->planted) {
+				rig->planted = true;
+				continue;
+			}
+			ds_st_nmi(rig, true);
+		}
+	}
+}
+
+/*
+ * On the way into each call into the model and out of it: the layer's own
+ * code takes a branch, and maybe an NMI comes.
+ */
+static void ds_st_step(struct ds_st_rig *rig)
+{
+	bool nmi;
+
+	if (rig->in_nmi)
+		return;
+	ds_st_branches(rig, 1);
+	nmi = rig->calls++ == rig->inject_at;
+	if (rig->rnd) {
+		u64 x = rig->rnd;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		rig->rnd = x;
+		nmi |= !(x % 4);
+	}
+	if (nmi)
+		ds_st_nmi(rig, false);
+}
+
+static struct ds_st_rig *ds_st_rig(struct ds_state *s)
+{
+	return container_of(s, struct ds_st_rig, s);
+}
+
+static u64 ds_st_read(struct ds_state *s)
+{
+	struct ds_st_rig *rig = ds_st_rig(s);
+	u64 bits;
+
+	ds_st_step(rig);
+	bits = rig->debugctl;
+	ds_st_step(rig);
+	return bits;
+}
+
+static void ds_st_write(struct ds_state *s, u64 bits)
+{
+	struct ds_st_rig *rig = ds_st_rig(s);
+
+	ds_st_step(rig);
+	if (!bits && rig->debugctl && rig->fault == DS_ST_IGNORE_STOP &&
+	    !rig->planted)
+		rig->planted = true;
+	else
+		rig->debugctl = bits;
+	ds_st_step(rig);
+}
+
+static u64 ds_st_wanted(struct ds_state *s, struct task_struct *task)
+{
+	struct ds_st_rig *rig = ds_st_rig(s);
+
+	ds_st_step(rig);
+	if (task != rig->task)
+		ds_st_fault(rig, "asked about another task", 0, 0);
+	ds_st_step(rig);
+	return rig->wanted;
+}
+
+static struct ds_stream *ds_st_ring(struct ds_state *s,
+				    struct task_struct *task)
+{
+	struct ds_st_rig *rig = ds_st_rig(s);
+
+	ds_st_step(rig);
+	if (task != rig->task)
+		ds_st_fault(rig, "asked about another task", 0, 0);
+	ds_st_step(rig);
+	return rig->lone_ring ? &rig->ring : NULL;
+}
+
+/*
+ * Record @addr reached the consumers: once, and never one that was not
+ * written.  Return: its place in its sequence, 0 for staged records, 1 for
+ * branches; -1 for none.
+ */
+static int ds_st_seen(struct ds_st_rig *rig, u64 addr, u64 *n)
+{
+	bool staged = addr >= DS_ST_STAGED(0);
+	u8 *seen = staged ? rig->seen_staged : rig->seen;
+
+	*n = addr - (staged ? DS_ST_STAGED(0) : DS_ST_ADDR(0));
+	if (*n >= (staged ? rig->staged : rig->written)) {
+		ds_st_fault(rig, "a record never written", *n, staged);
+		return -1;
+	}
+	if (seen[*n]++)
+		ds_st_fault(rig, "a record reached the consumers twice", *n,
+			    staged);
+	return !staged;
+}
+
+static void ds_st_splay(struct ds_state *s, struct task_struct *task,
+			const struct bts_record *recs, u32 nr, bool overran)
+{
+	struct ds_st_rig *rig = ds_st_rig(s);
+	u32 i = 0;
+
+	ds_st_step(rig);
+	if (rig->in_nmi && task != rig->task)
+		ds_st_fault(rig, "an NMI drained without knowing whose records",
+			    0, 0);
+	if (overran)
+		ds_st_fault(rig, "a sub-buffer overran", nr, 0);
+	/* Staged records reached the threshold: no PMI, but one is owed. */
+	if (nr >= DS_ST_THRESHOLD &&
+	    recs[DS_ST_THRESHOLD - 1].from >= DS_ST_STAGED(0))
+		rig->soft_crossings++;
+	if (rig->fault == DS_ST_LOSE_RECORD && nr && !rig->planted) {
+		rig->planted = true;
+		i = 1;
+	}
+	for (; i < nr; i++) {
+		int seq;
+		u64 n;
+
+		seq = ds_st_seen(rig, recs[i].from, &n);
+		if (seq < 0)
+			continue;
+		if ((s64)n <= rig->last[seq])
+			ds_st_fault(rig, "records out of order", n,
+				    rig->last[seq]);
+		rig->last[seq] = n;
+	}
+	ds_st_step(rig);
+}
+
+static const struct ds_state_ops ds_st_ops = {
+	.read	= ds_st_read,
+	.write	= ds_st_write,
+	.wanted	= ds_st_wanted,
+	.ring	= ds_st_ring,
+	.splay	= ds_st_splay,
+};
+
+/*
+ * An NMI, as default_do_nmi() runs the layer's parts around the handlers:
+ * a threshold PMI (@pmi) or another driver's.
+ */
+static void ds_st_nmi(struct ds_st_rig *rig, bool pmi)
+{
+	struct ds_state *s = &rig->s;
+	u64 ctl = rig->debugctl;
+	u8 mode = s->mode;
+	int pause = s->pause;
+	bool claimed;
+
+	if (!pmi && mode == DS_STATE_SPLAY &&
+	    rig->area.index >= rig->area.threshold)
+		rig->full_nmis++;
+
+	rig->in_nmi = true;
+	rig->nmis++;
+	ds_state_nmi_enter(s);
+	if (rig->fault == DS_ST_NMI_TRACED && !rig->planted) {
+		rig->planted = true;
+		rig->debugctl |= DS_ST_ON;
+	}
+	/* The handlers run: perf's, others'. */
+	ds_st_branches(rig, 2);
+	claimed = ds_state_nmi_pmi(s, rig->owner_known ? rig->task : NULL);
+	ds_st_branches(rig, 1);
+	ds_state_nmi_exit(s);
+	rig->in_nmi = false;
+
+	rig->pmis_claimed += claimed;
+	if (pmi && !claimed)
+		ds_st_fault(rig, "a threshold PMI was not claimed", 0, 0);
+	/* A freeze an NMI interrupted takes effect as it returns. */
+	if (rig->debugctl != (s->frozen ? 0 : ctl))
+		ds_st_fault(rig, "an NMI changed DEBUGCTL", ctl,
+			    rig->debugctl);
+	if (s->mode != mode || s->pause != pause)
+		ds_st_fault(rig, "an NMI changed the mode or the pause",
+			    mode, s->mode);
+}
+
+/* A rig for @test, its buffers from KUnit. */
+static struct ds_st_rig *ds_st_alloc(struct kunit *test)
+{
+	struct ds_st_rig *rig = kunit_kcalloc(test, 1, sizeof(*rig),
+					      GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, rig);
+	rig->staging = kunit_kcalloc(test, 2 * DS_ST_NR,
+				     sizeof(struct bts_record), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rig->staging);
+	rig->ring_buf = kunit_kcalloc(test, 2 * DS_ST_RING_SLOTS,
+				      sizeof(struct bts_record), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rig->ring_buf);
+	rig->scratch = rig->ring_buf + DS_ST_RING_SLOTS;
+	rig->seen = kunit_kcalloc(test, 3, DS_ST_MAX_RECORDS, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rig->seen);
+	rig->test = test;
+	return rig;
+}
+
+/* A fresh CPU, consumers present, nothing armed yet. */
+static void ds_st_reset(struct ds_st_rig *rig, int inject_at, u64 seed,
+			enum ds_st_fault fault)
+{
+	struct kunit *test = rig->test;
+	struct bts_record *staging = rig->staging, *ring_buf = rig->ring_buf;
+	struct bts_record *scratch = rig->scratch;
+	u8 *seen = rig->seen;
+
+	memset(seen, 0, 3 * DS_ST_MAX_RECORDS);
+	*rig = (struct ds_st_rig){
+		.test		= test,
+		.staging	= staging,
+		.ring_buf	= ring_buf,
+		.scratch	= scratch,
+		.seen		= seen,
+		.seen_staged	= seen + DS_ST_MAX_RECORDS,
+		.ringed		= seen + 2 * DS_ST_MAX_RECORDS,
+		.task		= (struct task_struct *)rig,
+		.owner_known	= true,
+		.wanted		= DS_ST_ON | DS_DEBUGCTL_BTINT,
+		.last		= { -1, -1 },
+		.inject_at	= inject_at,
+		.rnd		= seed,
+		.fault		= fault,
+		.step		= "start",
+	};
+	ds_stream_init(&rig->ring, ring_buf, DS_ST_RING_SLOTS, DS_PRIV_ALL,
+		       DS_MODE_RING);
+	ds_state_init(&rig->s, &ds_st_ops, &rig->area, staging, DS_ST_NR,
+		      DS_STAGING_SLACK);
+}
+
+/* The layer's ways through the state machine, as ds.c takes them. */
+
+static void ds_st_switch(struct ds_st_rig *rig)
+{
+	rig->step = "switch";
+	ds_state_pause(&rig->s);
+	ds_state_drain(&rig->s, rig->task);
+	ds_state_unpause(&rig->s, rig->task);
+}
+
+/* A marker, or the record of a stretch in the kernel, in ds.c's place. */
+static void ds_st_stage(struct ds_st_rig *rig, u32 nr)
+{
+	struct bts_record rec[4];
+	u32 i;
+
+	rig->step = "stage";
+	if (rig->staged + nr > DS_ST_MAX_RECORDS)
+		return;
+	for (i = 0; i < nr; i++)
+		rec[i] = (struct bts_record){
+			.from	= DS_ST_STAGED(rig->staged + i),
+			.to	= DS_ST_STAGED(rig->staged + i) + 1,
+		};
+	rig->staged += nr;
+	ds_state_stage(&rig->s, rec, nr, rig->task);
+}
+
+/*
+ * A continuous consumer's overflow callback: its own branches untraced,
+ * and a drain if the sub-buffer reached its threshold meanwhile.
+ */
+static void ds_st_callback(struct ds_st_rig *rig)
+{
+	u64 bits;
+
+	rig->step = "overflow callback";
+	bits = ds_state_hold(&rig->s);
+	ds_st_branches(rig, 3);
+	ds_state_drain_full(&rig->s, rig->task);
+	ds_state_restart(&rig->s, bits);
+}
+
+static void ds_st_ring_mix(struct ds_st_rig *rig, bool alone)
+{
+	rig->step = alone ? "ring alone" : "ring joined";
+	rig->lone_ring = alone;
+	ds_st_switch(rig);
+}
+
+static void ds_st_freeze(struct ds_st_rig *rig)
+{
+	rig->step = "freeze";
+	ds_state_freeze(&rig->s);
+	rig->frozen = true;
+	ds_st_branches(rig, 5);
+	ds_state_pause(&rig->s);
+	ds_state_unpause(&rig->s, rig->task);
+	ds_st_branches(rig, 5);
+	ds_state_drain_frozen(&rig->s, rig->task);
+	rig->frozen = false;
+	ds_state_thaw(&rig->s, rig->task);
+}
+
+/*
+ * Take what the ring's stream holds, and start it afresh: a stream keeps
+ * only its newest records.  The hardware writes the staging buffer, not
+ * the stream, which only a drain writes: this is safe in DS_STATE_RING.
+ */
+static void ds_st_harvest_ring(struct ds_st_rig *rig)
+{
+	u32 i, n;
+	u64 seq;
+
+	n = ds_stream_read_last(&rig->ring, rig->scratch, DS_ST_RING_SLOTS);
+	for (i = 0; i < n; i++)
+		ds_st_seen(rig, rig->scratch[i].from, &seq);
+	ds_stream_init(&rig->ring, rig->ring_buf, DS_ST_RING_SLOTS,
+		       DS_PRIV_ALL, DS_MODE_RING);
+}
+
+/* Every record reached the consumers once; every PMI was claimed. */
+static void ds_st_check_end(struct ds_st_rig *rig)
+{
+	u32 i;
+
+	rig->step = "end";
+	if (rig->s.mode != DS_STATE_OFF || rig->s.pause || rig->s.nmi)
+		ds_st_fault(rig, "left armed, paused or in NMI", rig->s.mode,
+			    rig->s.pause);
+	if (rig->debugctl)
+		ds_st_fault(rig, "the hardware left on", rig->debugctl, 0);
+	ds_st_harvest_ring(rig);
+	for (i = 0; i < rig->written; i++)
+		if (!rig->seen[i] && !rig->ringed[i]) {
+			ds_st_fault(rig, "a branch never reached the consumers",
+				    i, rig->written);
+			break;
+		}
+	for (i = 0; i < rig->staged; i++)
+		if (!rig->seen_staged[i]) {
+			ds_st_fault(rig, "a staged record never reached the consumers",
+				    i, rig->staged);
+			break;
+		}
+	if (rig->pmis_claimed < rig->pmis_raised)
+		ds_st_fault(rig, "fewer PMIs claimed than raised",
+			    rig->pmis_claimed, rig->pmis_raised);
+	/*
+	 * A staged crossing owes a PMI that may never come: one claim each;
+	 * and a full sub-buffer claims whatever NMI comes.
+	 */
+	if (rig->pmis_claimed >
+	    rig->pmis_raised + rig->soft_crossings + rig->full_nmis)
+		ds_st_fault(rig, "another driver's NMI claimed",
+			    rig->pmis_claimed, rig->pmis_raised);
+}
+
+/*
+ * Every way the layer drives the hardware, in one run: arming, threshold
+ * PMIs, switches, staged records at and across the threshold, an overflow
+ * callback, a mid-switch PMI, the hardware ring entered, written, staged
+ * into and left, a freeze, disarming.
+ */
+static void ds_st_scenario(struct ds_st_rig *rig)
+{
+	u32 i;
+
+	rig->step = "arm";
+	ds_state_arm(&rig->s, rig->task);
+	rig->step = "run";
+	ds_st_branches(rig, DS_ST_NR + 5);
+	ds_st_switch(rig);
+	for (i = 0; i < 6; i++) {
+		rig->step = "run to the threshold";
+		ds_st_branches(rig, DS_ST_THRESHOLD - 2);
+		ds_st_stage(rig, 2 + i % 3);
+		rig->step = "run on";
+		ds_st_branches(rig, DS_STAGING_SLACK + 1);
+	}
+	ds_st_callback(rig);
+	rig->step = "mid-switch";
+	rig->owner_known = false;
+	ds_st_branches(rig, DS_ST_THRESHOLD);
+	rig->owner_known = true;
+	ds_st_switch(rig);
+	ds_st_ring_mix(rig, true);
+	rig->step = "ring";
+	ds_st_branches(rig, DS_ST_NR / 2);
+	ds_st_stage(rig, 2);
+	ds_st_switch(rig);
+	ds_st_harvest_ring(rig);
+	rig->step = "ring wraps";
+	ds_st_branches(rig, 3 * DS_ST_NR);
+	ds_st_ring_mix(rig, false);
+	rig->step = "after the ring";
+	ds_st_branches(rig, DS_ST_NR);
+	ds_st_freeze(rig);
+	rig->step = "disarm";
+	ds_state_disarm(&rig->s, rig->task);
+	ds_st_check_end(rig);
+}
+
+/* An NMI after each call the scenario makes into the model, in turn. */
+static void ds_state_test_nmi_everywhere(struct kunit *test)
+{
+	struct ds_st_rig *rig = ds_st_alloc(test);
+	int at, calls;
+
+	ds_st_reset(rig, -1, 0, DS_ST_SOUND);
+	ds_st_scenario(rig);
+	calls = rig->calls;
+	KUNIT_EXPECT_EQ_MSG(test, rig->faults, 0, "without injected NMIs");
+	KUNIT_EXPECT_GT_MSG(test, rig->pmis_raised, 2, "threshold PMIs");
+	KUNIT_EXPECT_GT_MSG(test, rig->staged, 0, "staged records");
+	KUNIT_EXPECT_GT_MSG(test, calls, 50, "calls into the model");
+	for (at = 0; at < calls && !rig->faults; at++) {
+		ds_st_reset(rig, at, 0, DS_ST_SOUND);
+		ds_st_scenario(rig);
+		KUNIT_EXPECT_EQ_MSG(test, rig->nmis, rig->pmis_raised + 1,
+				    "NMIs with one injected at call %d", at);
+	}
+}
+
+/* Random walks through the same ways, with NMIs at random. */
+static void ds_state_test_nmi_random(struct kunit *test)
+{
+	struct ds_st_rig *rig = ds_st_alloc(test);
+	u64 seed, rnd;
+	u32 i;
+
+	for (seed = 1; seed <= 200 && !rig->faults; seed++) {
+		rnd = seed * 0x9e3779b97f4a7c15ULL;
+		ds_st_reset(rig, -1, rnd, DS_ST_SOUND);
+		rig->step = "arm";
+		ds_state_arm(&rig->s, rig->task);
+		for (i = 0; i < 40; i++) {
+			rnd ^= rnd << 13;
+			rnd ^= rnd >> 7;
+			rnd ^= rnd << 17;
+			switch (rnd % 7) {
+			case 0:
+				/* A ring that stays short of wrapping. */
+				if (rig->s.mode != DS_STATE_RING)
+					ds_st_branches(rig, rnd >> 8 &
+						       (2 * DS_ST_NR - 1));
+				break;
+			case 1:
+				ds_st_switch(rig);
+				break;
+			case 2:
+				ds_st_stage(rig, 1 + (rnd >> 8) % 4);
+				break;
+			case 3:
+				ds_st_callback(rig);
+				break;
+			case 4:
+				ds_st_ring_mix(rig, !rig->lone_ring);
+				break;
+			case 5:
+				ds_st_freeze(rig);
+				break;
+			default:
+				rig->wanted ^= DS_DEBUGCTL_BTS_OFF_OS;
+				ds_st_switch(rig);
+			}
+			ds_st_harvest_ring(rig);
+		}
+		ds_st_ring_mix(rig, false);
+		rig->step = "disarm";
+		ds_state_disarm(&rig->s, rig->task);
+		ds_st_check_end(rig);
+		KUNIT_EXPECT_EQ_MSG(test, rig->faults, 0, "seed %llu",
+				    (unsigned long long)seed);
+	}
+}
+
+/* The checks catch each planted fault, with NMIs at every position. */
+static void ds_state_test_checks_catch(struct kunit *test)
+{
+	static const enum ds_st_fault faults[] = {
+		DS_ST_IGNORE_STOP, DS_ST_LOSE_RECORD, DS_ST_NMI_TRACED,
+		DS_ST_SILENT_PMI,
+	};
+	struct ds_st_rig *rig = ds_st_alloc(test);
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(faults); i++) {
+		ds_st_reset(rig, 0, 0, faults[i]);
+		ds_st_scenario(rig);
+		KUNIT_EXPECT_GT_MSG(test, rig->faults, 0,
+				    "planted fault %d went unnoticed",
+				    faults[i]);
+	}
+}
+
+static struct kunit_case ds_state_test_cases[] = {
+	KUNIT_CASE(ds_state_test_nmi_everywhere),
+	KUNIT_CASE(ds_state_test_nmi_random),
+	KUNIT_CASE(ds_state_test_checks_catch),
+	{}
+};
+
+static struct kunit_suite ds_state_test_suite = {
+	.name = "x86_ds_state",
+	.test_cases = ds_state_test_cases,
+};
+
+kunit_test_suite(ds_state_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the x86 Debug Store state machine");
+MODULE_LICENSE("GPL");
