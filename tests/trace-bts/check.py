@@ -10,6 +10,7 @@ looks for and expects that check to fail.
 import json
 import os
 import re
+import subprocess
 import sys
 
 RES = sys.argv[1]
@@ -233,6 +234,87 @@ def branches(text):
     return out
 
 
+PERF_LINE = re.compile(r"^\s*(\d+)\s+([0-9a-f]+)\s+=>\s+([0-9a-f]+)\s*$")
+
+
+def perf_branches(path, tid):
+    """@tid's user-to-user branches in perf's branches:u samples at @path
+    (a crossing has its kernel end zeroed) since it exec'd chain (before,
+    it ran bts-dump's child), or an error's text."""
+    try:
+        out = subprocess.run(["perf", "script", "-f", "-i", path, "--tid",
+                              str(tid), "--comms", "chain", "-F",
+                              "tid,ip,addr"],
+                             capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, str(e)
+    if out.returncode:
+        return None, out.stderr[-500:]
+    got = []
+    for line in out.stdout.splitlines():
+        m = PERF_LINE.match(line)
+        if m and int(m.group(1)) == tid:
+            src, dst = int(m.group(2), 16), int(m.group(3), 16)
+            if src and dst:
+                got.append((src, dst))
+    return got, out.stderr
+
+
+def dump_branches(jsonl):
+    """bts-dump's branches in @jsonl, and how many of them came before
+    chain's sched_setaffinity(), which moved it to CPU 1."""
+    out, moved = [], None
+    for line in jsonl.splitlines():
+        r = json.loads(line)
+        if r.get("kind") == "branch":
+            out.append((int(r["from"], 16), int(r["to"], 16)))
+        elif r.get("syscall") == "sched_setaffinity" and moved is None:
+            moved = len(out)
+    return out, moved
+
+
+def check_together(trace, jsonl, perf):
+    """One run of chain, three consumers at once: bts-dump's branches
+    (@jsonl), perf's (@perf, from perf_branches()) and the recorder's user
+    branches of chain's thread in @trace, on CPU 0 until chain moved
+    itself to CPU 1, then there.  The recorder's are one run of
+    bts-dump's, its oldest perhaps overwritten (CPU 0 went on with perf
+    and bts-dump); perf's are bts-dump's."""
+    problems = []
+    tid, a, b = chain_info("together")
+    if read("together.rc").strip() != "0" or tid is None:
+        return ["perf record -- bts-dump -- chain exited %s: %s" % (
+            read("together.rc").strip(), read("together.err")[-500:])]
+    if re.search(r"lost|gaps", read("together.err"), re.I):
+        problems.append("perf lost samples: %s" % read("together.err")[-300:])
+    try:
+        dump, moved = dump_branches(jsonl)
+    except (ValueError, KeyError) as e:
+        return problems + ["bts-dump's output: %s" % e]
+    got, err = perf
+    if got is None:
+        problems.append("perf script failed: %s" % err)
+    elif got != dump:
+        first = next((i for i, (p, d) in enumerate(zip(got, dump)) if p != d),
+                     min(len(got), len(dump)))
+        problems.append("perf's %d branches are not bts-dump's %d: first "
+                        "difference at %d" % (len(got), len(dump), first))
+    recs = [r for r in parse(trace) if r.tid() == tid and
+            user(r.src) is not None and user(r.dst) is not None]
+    cpu0 = [(user(r.src), user(r.dst)) for r in recs if r.cpu == 0]
+    cpu1 = [(user(r.src), user(r.dst)) for r in recs if r.cpu == CPU]
+    if len(user_calls([r for r in recs if r.cpu == CPU], a, b, tid)) != 3:
+        problems.append("the recorder's CPU 1 lacks chain's three user calls")
+    if moved is None or not cpu1 or \
+            cpu1 != dump[moved:moved + len(cpu1)] or \
+            cpu0 != dump[moved - len(cpu0):moved]:
+        problems.append("the recorder's %d and %d branches of chain on CPU 0 "
+                        "and 1 are not bts-dump's around its move to CPU 1 "
+                        "(after %s of %d)" % (len(cpu0), len(cpu1), moved,
+                                              len(dump)))
+    return problems
+
+
 def run_checks(res):
     meltdown = read("meltdown")
     affected = "Not affected" not in meltdown
@@ -284,6 +366,14 @@ def run_checks(res):
         "alone %s (exit %s), beside %s (exit %s)" % (
             len(alone or []), read("alone.rc").strip(),
             len(beside or []), read("beside.dump.rc").strip()))
+    perf = perf_branches(os.path.join(RES, "together.data"),
+                         chain_info("together")[0] or 0)
+    problems = check_together(read("together.trace"), read("together.jsonl"),
+                              perf)
+    tap(not problems,
+        "the recorder, perf branches:u and bts-dump on one run of chain: "
+        "perf's branches are bts-dump's, the recorder's one run of them",
+        "\n".join(problems))
     problems, _ = check_chain("hotplug")
     tap(not problems, "CPU 1 offline and online again: it records the chains",
         "\n".join(problems))
@@ -484,6 +574,26 @@ def self_test():
         problems, _ = check_continuous(text, st)
         print("#   self-test, continuous with %s: %s" % (what, "; ".join(problems)[:200]))
         ok &= bool(problems)
+    trace, jsonl = read("together.trace"), read("together.jsonl")
+    perf = perf_branches(os.path.join(RES, "together.data"),
+                         chain_info("together")[0] or 0)
+    tid = chain_info("together")[0]
+    mine = [i for i, l in enumerate(trace.splitlines())
+            if re.match(r"^\s*1\s+%s/" % tid, l) and "[user]" in l and
+            " -> [user]" in l and l.split(" -> ")[0].split()[-2] == "[user]"]
+    middle = mine[len(mine) // 2:len(mine) // 2 + 1]
+    for what, args in (
+            ("a branch of chain dropped from the recorder's CPU 1",
+             ("\n".join(l for i, l in enumerate(trace.splitlines())
+                        if i not in middle), jsonl, perf)),
+            ("a branch dropped from perf's",
+             (trace, jsonl, (perf[0][:-1] if perf[0] else None, perf[1]))),
+            ("chain's branches on CPU 1 given to CPU 0",
+             (re.sub(r"(?m)^(\s*)1(\s+%s/)" % tid, r"\g<1>0\2", trace),
+              jsonl, perf))):
+        problems = check_together(*args)
+        print("#   self-test, together with %s: %s" % (what, "; ".join(problems)[:200]))
+        ok &= bool(problems)
     plugin = read("tracecmd.cont.plugin.out").splitlines()
     calls = [i for i, l in enumerate(plugin)
              if re.search(r" -> bts_chain_b\+0x0( |$)", l)][:1]
@@ -524,7 +634,8 @@ def self_test():
         "snapshot check without the trigger's call, with a return after it or "
         "a second snapshot, the continuous check without a call, with a loss "
         "or an overrun, the plugin's report check without a call, the trace-cmd check without a call or with a "
-        "wrong pid, the crash check without the fault or the freeze, the "
+        "wrong pid, the three consumers' check without a branch of the "
+        "recorder's or perf's or with CPU 1's part on CPU 0, the crash check without the fault or the freeze, the "
         "stopped CPU's without the stop")
 
 

@@ -15,6 +15,10 @@
 #                 output, and bts-dump's jsonl (beside.jsonl), against
 #                 bts-dump's jsonl of the same run without the tracer
 #                 (alone.jsonl)
+#   together.*    N = 65536, and one run of chain traced at the same time
+#                 by perf record -e branches:u -c 1 (together.data) and
+#                 bts-dump (together.jsonl), which run on CPU 0: chain
+#                 starts there and moves itself to CPU 1
 #   hotplug.*     N = 65536, CPU 1 offline and online again: chain on it
 #   snapshot.*    N = 65536, 1024 records a snapshot, the trigger
 #                 "bts_snapshot if i == 2" on bts_chain:bts_chain_c: chain
@@ -99,6 +103,19 @@ dump_pid=$!
 chain beside
 wait $dump_pid
 echo $? >"$res/beside.dump.rc"
+
+# One program, three consumers that know nothing of each other: the
+# recorder (every CPU, both sides), perf (its branches:u -c 1 events,
+# following chain's schedule) and bts-dump (chain's thread, /dev/bts).
+# perf traces bts-dump too (it inherits into chain); the host keeps
+# chain's part.  -N -B: no build-id work on the shared folder.
+echo >$T/trace
+taskset -c 0 perf record -N -B -d -e branches:u -c 1 -m 4096 \
+	-o "$res/together.data" -- "$dump" --format=jsonl \
+	-o "$res/together.jsonl" -- "$build/chain" 1 \
+	/sys/kernel/debug/bts_chain $T/trace "$res/together.trace" \
+	>"$res/together.out" 2>"$res/together.err"
+echo $? >"$res/together.rc"
 
 # A CPU that went offline while recording records again when it is back.
 echo 0 >/sys/devices/system/cpu/cpu1/online
