@@ -6,7 +6,8 @@
  *	maps [PROGRAM]
  *
  * A traced child maps a file's code and calls it, unmaps it, writes code
- * into an anonymous page, makes it executable and calls it, and then
+ * into an anonymous page, makes it executable and calls it, maps the
+ * file's code again and moves it with mremap() before calling it, and then
  * executes PROGRAM (a dynamically linked one, /bin/true by default).  Its
  * stream must announce each executable range, with the file's identity,
  * build ID and name, before the first branch into it and its end after
@@ -143,7 +144,7 @@ static void child(int go, const char *code_path, const char *program)
 {
 	static const unsigned char ret_insn[] = { 0xc3 };
 	void (*fn)(void);
-	void *p;
+	void *p, *to;
 	char c;
 	int fd;
 
@@ -168,6 +169,20 @@ static void child(int go, const char *code_path, const char *program)
 	fn = (void (*)(void))p;
 	fn();
 	munmap(p, 4096);
+
+	/* The file's code again, moved to where a reservation was. */
+	fd = open(code_path, O_RDONLY);
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	to = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fd < 0 || p == MAP_FAILED || to == MAP_FAILED)
+		_exit(125);
+	p = mremap(p, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	if (p != to)
+		_exit(125);
+	fn = (void (*)(void))p;
+	fn();
+	munmap(p, 4096);
+	close(fd);
 
 	execl(program, program, (char *)NULL);
 	_exit(127);
@@ -412,8 +427,34 @@ static long check_file(const struct trace *t, const char *path)
 	return check_span(t, m, -1, "the file");
 }
 
-/* The page made executable with mprotect(): anonymous code. */
-static void check_jit(const struct trace *t, long after)
+/*
+ * The file's code mapped again after record @after and moved by mremap():
+ * its old range's MUNMAP, then its new range's MMAP, with the file's name
+ * and offset, before the call there.
+ */
+static void check_moved(const struct trace *t, long after, const char *path)
+{
+	const struct map *old = find_map(t, BTS_MAP_MMAP, named, path, after);
+	const struct map *gone = old ? find_map(t, BTS_MAP_MUNMAP, covering,
+						&old->start, old->at) : NULL;
+	const struct map *m = gone ? find_map(t, BTS_MAP_MMAP, named, path,
+					      gone->at) : NULL;
+
+	tap(old && gone && m && m->start != old->start &&
+	    m->end - m->start == 4096 && m->offset == 0,
+	    "mremap() of the file's code: its old range's MUNMAP, then its new range's MMAP");
+	if (!m) {
+		diag_maps(t);
+		return;
+	}
+	check_span(t, m, gone->at, "the moved code");
+}
+
+/*
+ * The page made executable with mprotect(): anonymous code.  Returns the
+ * index of its MUNMAP, or -1.
+ */
+static long check_jit(const struct trace *t, long after)
 {
 	const struct map *m = NULL;
 	int i;
@@ -426,8 +467,7 @@ static void check_jit(const struct trace *t, long after)
 		}
 	tap(m && m->end - m->start == 4096,
 	    "mprotect() to executable: an anonymous MAP record of its page");
-	if (m)
-		check_span(t, m, after, "the anonymous code");
+	return m ? check_span(t, m, after, "the anonymous code") : -1;
 }
 
 /*
@@ -522,7 +562,8 @@ int main(int argc, char **argv)
 	tap(with.lost_maps == 0 && with.nr_maps > 0,
 	    "the test kept every MAP record (%d past %d)", with.lost_maps,
 	    MAX_MAPS);
-	check_jit(&with, check_file(&with, code_path));
+	check_moved(&with, check_jit(&with, check_file(&with, code_path)),
+		    code_path);
 	check_exec(&with, program);
 
 	ret = trace_child(&without, 0, code_path, program);

@@ -8,8 +8,9 @@
  * (DS_BTS_MAPS) get a BTS_PSEUDO_MAP record, staged like a marker between
  * the branches before and after, whenever the current task's executable
  * mappings change: at exec, for each new executable mapping (mmap(),
- * mprotect() to executable, the vDSO) and when executable pages are
- * unmapped (munmap(), a mapping laid over them, mremap() away).  The hooks
+ * mprotect() to executable, the vDSO, the new place or size of one
+ * mremap() moved or grew) and when executable pages are unmapped
+ * (munmap(), a mapping laid over them, mremap() away).  The hooks
  * are called by mm and exec and cost a test of a static key while nobody
  * asks for maps.
  */
