@@ -747,6 +747,25 @@ static void trace_bts_print_dump(int cpu, const char *what,
 }
 
 /*
+ * The crash dump into the ftrace buffer too, for ftrace_dump_on_oops to
+ * print next.  oops_enter() turned tracing off (tracing_off()) before the
+ * die notifiers run: the buffer is let write for the dump alone, as
+ * trace_bts_stop() does.  Lock-free, as the rest of the dump.
+ */
+static void trace_bts_put_dump(struct trace_array *tr, const char *why,
+			       const struct bts_record *buf, u32 n)
+{
+	struct trace_buffer *buffer = tr->array_buffer.buffer;
+	bool off = !ring_buffer_record_is_set_on(buffer);
+
+	if (off)
+		ring_buffer_record_on(buffer);
+	trace_bts_put_local(tr, _THIS_IP_, why, buf, n);
+	if (off)
+		ring_buffer_record_off(buffer);
+}
+
+/*
  * The crashing CPU's last records on the console, as trace shows them,
  * and with ftrace_dump_on_oops in the ftrace buffer too, which is dumped
  * next (trace.c's notifiers come after ours).  Its ring was frozen first
@@ -774,8 +793,7 @@ static void trace_bts_dump_local(const char *why)
 	n = min_t(u64, READ_ONCE(trace_bts_dump_records), TRACE_BTS_DUMP_MAX);
 	n = ds_read_last_local(bc->c, bc->dump, n);
 	if (ftrace_dump_on_oops_enabled())
-		trace_bts_put_local(READ_ONCE(trace_bts_tr), _THIS_IP_, why,
-				    bc->dump, n);
+		trace_bts_put_dump(READ_ONCE(trace_bts_tr), why, bc->dump, n);
 	snprintf(what, sizeof(what), "before the %s", why);
 	trace_bts_print_dump(cpu, what, bc->dump, n);
 }
