@@ -315,6 +315,26 @@ def check_together(trace, jsonl, perf):
     return problems
 
 
+RAW = re.compile(r"^(\[user\] )?0x[0-9a-f]+ -> (\[user\] )?0x[0-9a-f]+$")
+
+
+def check_ring(recs, n):
+    """CPU 1's first copy with the default N, in raw form (bts-raw): tap()'s
+    arguments."""
+    not_kept = [r for r in recs if "older records not kept" in r.text]
+    others = [r for r in recs if r.cpu != CPU]
+    symbolized = [r.text for r in recs
+                  if not r.text.startswith("--") and not RAW.match(r.text)]
+    return (n == 2048 and len(not_kept) == 1 and recs and
+            recs[0] is not_kept[0] and len(recs) - 1 == n and not others and
+            not symbolized,
+            "default N=%d: the first copy of CPU 1 is exactly its last N "
+            "records after one 'not kept' line (%d lines), addresses only "
+            "(bts-raw)" % (n, len(recs) - 1),
+            "%d 'not kept' lines, %d of other CPUs, not raw: %s" % (
+                len(not_kept), len(others), symbolized[:3]))
+
+
 def run_checks(res):
     meltdown = read("meltdown")
     affected = "Not affected" not in meltdown
@@ -329,19 +349,16 @@ def run_checks(res):
             "a CPU Meltdown does not affect records without an opt-in")
     tap(read("current_tracer").strip() == "bts", "echo bts > current_tracer",
         read("current_tracer"))
+    tap(read("dump_records").strip() == "64",
+        "a crash dump shows 64 records unless told otherwise (bts_dump_records)",
+        read("dump_records"))
     problems, _ = check_chain("big")
     tap(not problems, "N=65536: CPU 1 shows the user chain, then the module's "
         "chain, in order, by the chain's thread", "\n".join(problems))
 
     recs = [r for r in parse(read("ring.trace"))]
     n = int(read("ring.n", "0").strip() or 0)
-    not_kept = [r for r in recs if "older records not kept" in r.text]
-    others = [r for r in recs if r.cpu != CPU]
-    tap(n == 2048 and len(not_kept) == 1 and recs and recs[0] is not_kept[0]
-        and len(recs) - 1 == n and not others,
-        "default N=%d: the first copy of CPU 1 is exactly its last N records "
-        "after one 'not kept' line (%d lines)" % (n, len(recs) - 1),
-        "%d 'not kept' lines, %d of other CPUs" % (len(not_kept), len(others)))
+    tap(*check_ring(recs, n))
 
     problems, recs = check_chain("user", want_kernel=False)
     bad = no_addresses(parse(read("user.trace")), kernel=False)
@@ -512,6 +529,21 @@ def check_stopped_dump(log):
     return problems
 
 
+def check_ftrace_dump(log):
+    """With ftrace_dump_on_oops, the ftrace buffer the oops dumps holds the
+    crashing CPU's last records too: after the tracer's line that says so,
+    the module's call into bts_chain_c()."""
+    start = log.find("Dumping ftrace buffer")
+    m = re.compile(r"oops: CPU 1's last (\d+) records follow").search(log, max(start, 0))
+    if start < 0 or not m:
+        return ["no ftrace dump with the oops's records (%s, %s)" % (
+            start >= 0, bool(m))]
+    end = log.find("-" * 33, m.end())
+    if "-> bts_chain_c+0x0/" not in log[m.end():end if end > 0 else None]:
+        return ["the ftrace dump's records lack the call into bts_chain_c"]
+    return []
+
+
 def crash_checks():
     oops_log = read("oops/serial.log")
     problems = check_crash_dump("oops", oops_log)
@@ -519,6 +551,10 @@ def crash_checks():
         "an oops on CPU 1: the console shows its last branches, the chain, "
         "the fault in bts_chain_crash, up to the freeze in oops_begin()",
         "\n".join(problems + ["VM exit %s" % read("oops/vm.rc").strip()]))
+    problems = check_ftrace_dump(oops_log)
+    tap(not problems, "the oops with ftrace_dump_on_oops: the ftrace dump "
+        "holds CPU 1's last records, the chain among them",
+        "\n".join(problems))
     problems = check_crash_dump("panic", read("panic/serial.log"))
     tap(read("panic/vm.rc").strip() in ("125", "126") and not problems,
         "sysrq-c on CPU 1: the console shows its last branches, into "
@@ -574,6 +610,26 @@ def self_test():
         problems, _ = check_continuous(text, st)
         print("#   self-test, continuous with %s: %s" % (what, "; ".join(problems)[:200]))
         ok &= bool(problems)
+    oops = read("oops/serial.log")
+    m = re.search(r"oops: CPU 1's last \d+ records follow", oops)
+    for what, log in (
+            ("no ftrace dump", oops.replace("Dumping ftrace buffer", "")),
+            ("no chain in it", oops[:m.end()] + re.sub(
+                r"-> bts_chain_c\+0x0/", "-> bts_chain_x+0x0/",
+                oops[m.end():]) if m else "")):
+        problems = check_ftrace_dump(log)
+        print("#   self-test, the oops with %s: %s" % (what, "; ".join(problems)[:200]))
+        ok &= bool(problems)
+    ring = parse(read("ring.trace"))
+    n = int(read("ring.n", "0").strip() or 0)
+    for what, recs in (
+            ("a record dropped", ring[:-1]),
+            ("a record symbolized",
+             ring[:-1] + [Rec(CPU, "?", "do_syscall_64+0x5/0x100 -> "
+                              "0xffffffff81000000")])):
+        bad = not check_ring(recs, n)[0]
+        print("#   self-test, the raw ring with %s: %s" % (what, "fails" if bad else "passes"))
+        ok &= bad
     trace, jsonl = read("together.trace"), read("together.jsonl")
     perf = perf_branches(os.path.join(RES, "together.data"),
                          chain_info("together")[0] or 0)
@@ -635,7 +691,9 @@ def self_test():
         "a second snapshot, the continuous check without a call, with a loss "
         "or an overrun, the plugin's report check without a call, the trace-cmd check without a call or with a "
         "wrong pid, the three consumers' check without a branch of the "
-        "recorder's or perf's or with CPU 1's part on CPU 0, the crash check without the fault or the freeze, the "
+        "recorder's or perf's or with CPU 1's part on CPU 0, the raw ring's "
+        "with a record dropped or symbolized, the ftrace dump's without it or "
+        "without the chain, the crash check without the fault or the freeze, the "
         "stopped CPU's without the stop")
 
 

@@ -17,6 +17,8 @@ echo 512 >$T/bts_dump_records
 echo bts >$T/current_tracer || exit 3
 case $what in
 oops)
+	# The ftrace buffer to the console too, with CPU 1's records in it.
+	echo 1 >/proc/sys/kernel/ftrace_dump_on_oops
 	taskset -c 1 sh -c 'echo 1 >/sys/kernel/debug/bts_chain_oops'
 	echo "the writer: exit $?"
 	;;

@@ -69,6 +69,7 @@ echo 20000 >$T/buffer_size_kb
 echo 65536 >$T/bts_records
 echo bts >$T/current_tracer
 cat $T/current_tracer >"$res/current_tracer"
+cat $T/bts_dump_records >"$res/dump_records"
 chain big
 
 # The default N: the first copy is the last N records, and says how many
