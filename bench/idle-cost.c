@@ -4,7 +4,7 @@
  * the TCG plugin insn-marks.c sees, which counts every guest instruction,
  * user and kernel, in between.
  *
- *   idle-cost GETPIDS SWITCHES REPS [consumer]
+ *   idle-cost GETPIDS SWITCHES REPS [consumer | partner]
  *
  * Region 1: GETPIDS calls of getpid() (glibc's wrapper: a real syscall).
  * Region 2: SWITCHES context switches: two processes pinned to CPU 0, each
@@ -15,7 +15,11 @@
  * marks, says how many there really were.
  *
  * With "consumer", a /dev/bts consumer traces a child that sleeps all the
- * while: the layer is active, but not for the tasks measured.
+ * while: the layer is active, but not for the tasks measured.  With
+ * "partner", a /dev/bts ring consumer traces region 2's child, the task
+ * the measuring process switches to and from: with the flight recorder
+ * on, each switch to the child takes the CPU out of the hardware ring and
+ * each switch back returns it there.
  *
  * Prints, per region, one line
  *   region ID NAME iters=N ctxt=SWITCHES ticks=TIMER_INTERRUPTS
@@ -25,6 +29,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +130,22 @@ static void getpids(long n)
 	report(1, "getpid", n, c0, t0);
 }
 
-static void switches(long n)
+/* A /dev/bts ring consumer of @pid, its file left open until exit. */
+static void attach(pid_t pid)
+{
+	struct bts_attach a = {
+		.size		= sizeof(a),
+		.pid		= pid,
+		.mode		= BTS_MODE_RING,
+		.nr_records	= 1024,
+	};
+	int fd = open("/dev/bts", O_RDONLY);
+
+	if (fd < 0 || ioctl(fd, BTS_IOC_ATTACH, &a))
+		die("/dev/bts");
+}
+
+static void switches(long n, bool partner)
 {
 	volatile int *shared;
 	unsigned long long c0, t0;
@@ -148,6 +168,8 @@ static void switches(long n)
 	}
 	while (!shared[0])
 		sched_yield();
+	if (partner)
+		attach(child);
 	for (i = 0; i < 1000; i++)	/* warm-up */
 		sched_yield();
 	settle();
@@ -166,9 +188,7 @@ static void switches(long n)
 /* A /dev/bts consumer of a child that sleeps until killed. */
 static pid_t consumer(void)
 {
-	struct bts_attach a = { .size = sizeof(a) };
 	pid_t child = fork();
-	int fd;
 
 	if (child < 0)
 		die("fork");
@@ -176,30 +196,28 @@ static pid_t consumer(void)
 		pause();
 		_exit(0);
 	}
-	fd = open("/dev/bts", O_RDONLY);
-	a.pid = child;
-	if (fd < 0 || ioctl(fd, BTS_IOC_ATTACH, &a))
-		die("/dev/bts");
-	/* The file stays open, the consumer attached, until exit. */
+	attach(child);
 	return child;
 }
 
 int main(int argc, char **argv)
 {
+	bool partner = argc == 5 && !strcmp(argv[4], "partner");
 	pid_t traced = 0;
 	int r, reps;
 
-	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "consumer"))) {
-		fprintf(stderr, "usage: idle-cost GETPIDS SWITCHES REPS [consumer]\n");
+	if (argc != 4 && !(argc == 5 && (partner ||
+					 !strcmp(argv[4], "consumer")))) {
+		fprintf(stderr, "usage: idle-cost GETPIDS SWITCHES REPS [consumer | partner]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 5)
+	if (argc == 5 && !partner)
 		traced = consumer();
 	reps = atoi(argv[3]);
 	for (r = 0; r < reps; r++) {
 		getpids(atol(argv[1]));
-		switches(atol(argv[2]));
+		switches(atol(argv[2]), partner);
 	}
 	if (traced)
 		kill(traced, SIGKILL);
