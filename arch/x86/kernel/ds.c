@@ -118,35 +118,6 @@ bool ds_bts_available(void)
 EXPORT_SYMBOL_GPL(ds_bts_available);
 
 /**
- * ds_area() - the DS save area of a CPU
- * @cpu: the CPU
- *
- * perf's PEBS code fills in the PEBS fields; the BTS fields are the
- * layer's (perf's BTS users are its consumers).
- *
- * Context: any.
- * Return: the area, at its cpu_entry_area address.
- */
-struct debug_store *ds_area(int cpu)
-{
-	return &get_cpu_entry_area(cpu)->cpu_debug_store;
-}
-
-/**
- * ds_load_area() - point IA32_DS_AREA at this CPU's DS save area
- *
- * The only write of the MSR: at CPU bring-up and resume.
- *
- * Context: the CPU itself, preemption off.
- */
-void ds_load_area(void)
-{
-	if (boot_cpu_has(X86_FEATURE_DS))
-		wrmsrl(MSR_IA32_DS_AREA,
-		       (unsigned long)ds_area(smp_processor_id()));
-}
-
-/**
  * ds_cpu_shutdown() - stop branch tracing on this CPU for good
  *
  * Before kexec, on the way to a kernel whose page tables do not map this

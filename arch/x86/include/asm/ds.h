@@ -190,8 +190,6 @@ int ds_swap_bts_buffer(struct ds_consumer *c, struct bts_record *buf,
 void ds_append_marker(const struct ds_marker *m);
 bool ds_task_takes_marker(struct task_struct *task, const char *name);
 
-struct debug_store *ds_area(int cpu);
-void ds_load_area(void);
 void ds_cpu_shutdown(void);
 
 /* Hooks of the x86 core, not for consumers; the entry code's: ds_entry.h. */
@@ -249,19 +247,6 @@ static inline void ds_nmi_exit(void) { }
 static inline void ds_exit_thread(struct task_struct *tsk) { }
 static inline void ds_fork_thread(struct task_struct *child) { }
 static inline void ds_exec_mapped(void) { }
-
-/* Without the layer, perf's PEBS code still needs the save area. */
-static inline struct debug_store *ds_area(int cpu)
-{
-	return &get_cpu_entry_area(cpu)->cpu_debug_store;
-}
-
-static inline void ds_load_area(void)
-{
-	if (boot_cpu_has(X86_FEATURE_DS))
-		wrmsrl(MSR_IA32_DS_AREA,
-		       (unsigned long)ds_area(smp_processor_id()));
-}
 
 static inline void ds_cpu_shutdown(void) { }
 
