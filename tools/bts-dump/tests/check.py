@@ -675,6 +675,46 @@ def test_kernel_detail():
         diag(out, want) + err)
 
 
+def test_unknown_pseudo():
+    """A later kernel's records (bts.h's extension rule): a pseudo-record
+    of a type this bts-dump does not know, inside a call, shows as one line
+    and changes nothing else; a detail of that type, of the layout a
+    KERNEL detail has, right before a KERNEL record, is not taken for
+    that record's.  The output is the one without them, calls, depths and
+    system calls included."""
+    base = [rg.thread(70, 70, rg.THREAD_NEW),
+            rg.branch(a("tramp"), a("leaf")),
+            rg.branch(leaf_ret(), a("tramp", 5)),
+            rg.branch(a("tramp", 5), a("raw_write")),
+            rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+            rg.branch(a("raw_write", 7), a("tramp", 10)),
+            rg.thread(70, 70, rg.THREAD_EXIT)]
+    later = base[:2] + [(rg.pseudo(0x7e, 5), 0x1111, 0x2222)] + \
+        base[2:4] + [rg.detail(0x7e, rg.DETAIL_KERNEL_ENTRY, rg.ABI_X86_64,
+                               39, 1)] + base[4:]
+    files = {}
+    for name, trace in (("known", base), ("later", later)):
+        files[name] = write("unknown-%s.raw" % name, rg.header() +
+                            rg.maps_chunk(70, rg.maps_lines(PROG)) +
+                            rg.records_chunk(trace))
+    ok, diags = True, ""
+    for args in ([], ["--calls"], ["--format=jsonl"]):
+        rc, known, err = run(files["known"], *args)
+        rc2, got, err2 = run(files["later"], *args)
+        extra = [line for line in got.splitlines()
+                 if line not in known.splitlines()]
+        rest = [line for line in got.splitlines() if line not in extra]
+        good = (rc == rc2 == 0 and rest == known.splitlines() and
+                len(extra) == 1 and
+                all("126" in line for line in extra))
+        ok &= good
+        if not good:
+            diags += "%s: extra %r\n%s---\n%s%s%s" % (
+                args, extra, known, got, err, err2)
+    tap(ok, "an unknown pseudo-record type and its detail: one line, "
+        "nothing else changes (text, --calls, jsonl)", diags)
+
+
 def test_event_formats():
     """Markers decoded with their event's format (a raw file's event
     format chunk, as --markers writes it): integers of each size and
@@ -1068,6 +1108,7 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_folded_chrome, test_pie,
           test_demangle, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
+          test_unknown_pseudo,
           test_markers, test_event_formats, test_trigger,
           test_map_records, test_filters, test_comm, test_fields,
           test_bad_input, check_perf.test_perf, check_pt.test_pt,
