@@ -256,10 +256,18 @@ static const struct ds_entry_point *ds_entry_point_of(unsigned long ret)
 	return &ds_entry_points[lo];
 }
 
-/* DEBUGCTL's bits the layer owns, as they are. */
-static u64 ds_hw_read(struct ds_state *s)
+/*
+ * Clear the layer's DEBUGCTL bits with the value just read, for a hold on
+ * the hot paths (NMI, the crossing record at each return to user mode).
+ */
+static u64 ds_hw_stop(struct ds_state *s)
 {
-	return get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	unsigned long dbg = get_debugctlmsr();
+	u64 bits = dbg & DS_DEBUGCTL_OWNED;
+
+	if (bits)
+		update_debugctlmsr(dbg & ~DS_DEBUGCTL_OWNED);
+	return bits;
 }
 
 /*
@@ -477,7 +485,7 @@ static u64 ds_hw_wanted(struct ds_state *s, struct task_struct *task)
 }
 
 static const struct ds_state_ops ds_hw_ops = {
-	.read	= ds_hw_read,
+	.stop	= ds_hw_stop,
 	.write	= ds_hw_write,
 	.wanted	= ds_hw_wanted,
 	.ring	= ds_hw_ring,

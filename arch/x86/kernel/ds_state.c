@@ -122,10 +122,8 @@ void ds_state_restart(struct ds_state *s, u64 bits)
  */
 u64 ds_state_hold(struct ds_state *s)
 {
-	u64 bits = s->ops->read(s);
+	u64 bits = s->ops->stop(s);
 
-	if (bits)
-		s->ops->write(s, 0);
 	barrier();
 	s->pause++;
 	return bits;

@@ -45,7 +45,8 @@ struct ds_state;
 
 /**
  * struct ds_state_ops - what the state machine needs from its CPU
- * @read: DEBUGCTL's bits the layer owns (DS_DEBUGCTL_OWNED), as they are
+ * @stop: clear DEBUGCTL's bits the layer owns (DS_DEBUGCTL_OWNED),
+ *	returning them as they were: one read and at most one write
  * @write: set those bits to @bits, leaving the others alone
  * @wanted: the bits the consumers of the CPU and of @task want now
  * @ring: the stream of a lone ring consumer the hardware may serve as its
@@ -54,10 +55,10 @@ struct ds_state;
  *	drained in an NMI mid-switch) to their streams; @overran: the
  *	hardware found the sub-buffer full and dropped records
  *
- * Called on the CPU, interrupts off or in NMI (@read, @write and @splay).
+ * Called on the CPU, interrupts off or in NMI (@stop, @write and @splay).
  */
 struct ds_state_ops {
-	u64	(*read)(struct ds_state *s);
+	u64	(*stop)(struct ds_state *s);
 	void	(*write)(struct ds_state *s, u64 bits);
 	u64	(*wanted)(struct ds_state *s, struct task_struct *task);
 	struct ds_stream *(*ring)(struct ds_state *s, struct task_struct *task);

@@ -228,13 +228,14 @@ static struct ds_st_rig *ds_st_rig(struct ds_state *s)
 	return container_of(s, struct ds_st_rig, s);
 }
 
-static u64 ds_st_read(struct ds_state *s)
+static u64 ds_st_stop(struct ds_state *s)
 {
 	struct ds_st_rig *rig = ds_st_rig(s);
 	u64 bits;
 
 	ds_st_step(rig);
 	bits = rig->debugctl;
+	rig->debugctl = 0;
 	ds_st_step(rig);
 	return bits;
 }
@@ -332,7 +333,7 @@ static void ds_st_splay(struct ds_state *s, struct task_struct *task,
 }
 
 static const struct ds_state_ops ds_st_ops = {
-	.read	= ds_st_read,
+	.stop	= ds_st_stop,
 	.write	= ds_st_write,
 	.wanted	= ds_st_wanted,
 	.ring	= ds_st_ring,
