@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # bench/build-plugin.sh SRC OUT QEMU_INCLUDE: build the TCG plugin SRC
-# (insn-marks.c, insn-profile.c, insn-range.c) into OUT against the qemu-plugin.h in
-# QEMU_INCLUDE, unless OUT is newer than SRC.  For the benchmarks' scripts.
+# (insn-marks.c, insn-profile.c, insn-range.c; tests/trace-bts's
+# discontinuities.c) into OUT against the qemu-plugin.h in QEMU_INCLUDE,
+# unless OUT is newer than SRC.
 set -euo pipefail
 
 src=$1 out=$2 inc=$3

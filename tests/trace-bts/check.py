@@ -13,6 +13,8 @@ import re
 import subprocess
 import sys
 
+from taplib import read_in, results, tap
+
 RES = sys.argv[1]
 CPU = 1
 CHAIN_CALLS = [("bts_chain_write", "bts_chain_a"), ("bts_chain_a", "bts_chain_b"),
@@ -27,23 +29,10 @@ REPORT = re.compile(r"^\s*(.+)-(\d+)\s+\[(\d+)\]\s+[\d.]+:\s+bts:\s+"
                     r"flags=0x[0-9a-f]+$")
 SNAPSHOT = re.compile(r"snapshot: CPU (\d+)'s last (\d+) records follow")
 
-results = []
-
-
-def tap(ok, desc, diag=""):
-    results.append(ok)
-    print("%s %d - %s" % ("ok" if ok else "not ok", len(results), desc))
-    if not ok and diag:
-        for line in str(diag).rstrip("\n").split("\n")[:30]:
-            print("#   " + line)
 
 
 def read(name, default=""):
-    try:
-        with open(os.path.join(RES, name)) as f:
-            return f.read()
-    except OSError:
-        return default
+    return read_in(RES, name, default)
 
 
 class Rec:
@@ -568,8 +557,8 @@ def crash_checks():
 
 def self_test():
     """Each check fails on results broken its way."""
-    global results
-    saved, results = results, []
+    saved = results[:]
+    del results[:]
     big = read("big.trace")
     lines = big.splitlines()
     calls = [i for i, l in enumerate(lines) if "-> bts_chain_c+0x0/" in l]
@@ -684,7 +673,7 @@ def self_test():
     print("#   self-test, CPU 0's panic dump without the stop: %s" %
           "; ".join(problems)[:200])
     ok &= bool(problems)
-    results = saved
+    results[:] = saved
     tap(ok and calls, "self-test: the chain check fails with a call dropped or "
         "on another CPU, the address check with a kernel address, the "
         "snapshot check without the trigger's call, with a return after it or "
