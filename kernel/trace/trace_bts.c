@@ -43,6 +43,7 @@
 #include <linux/notifier.h>
 #include <linux/panic_notifier.h>
 #include <linux/seq_buf.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/tracefs.h>
 #include <linux/uaccess.h>
@@ -921,6 +922,30 @@ static const struct file_operations trace_bts_records_fops = {
 	.llseek	= generic_file_llseek,
 };
 
+/*
+ * bts_stats: each recorder's counters from the layer, so that what the
+ * trace says was lost can be checked against what was, even when the
+ * ftrace buffer overwrote the lines that said so.
+ */
+static int trace_bts_stats_show(struct seq_file *m, void *v)
+{
+	struct ds_bts_status st;
+	int cpu;
+
+	guard(mutex)(&trace_bts_lock);
+	for_each_possible_cpu(cpu) {
+		struct trace_bts_cpu *bc = per_cpu_ptr(&trace_bts_cpus, cpu);
+
+		if (!bc->c)
+			continue;
+		ds_bts_status(bc->c, &st);
+		seq_printf(m, "cpu%d produced %llu lost %llu pending %llu\n",
+			   cpu, st.produced, st.lost, st.pending);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(trace_bts_stats);
+
 static __init int trace_bts_init_tracer(void)
 {
 	int ret;
@@ -938,6 +963,8 @@ static __init int trace_bts_init_tracer(void)
 				  &trace_bts_records_fops);
 		trace_create_file("bts_dump_records", TRACE_MODE_WRITE, NULL,
 				  &trace_bts_dump_param, &trace_min_max_fops);
+		trace_create_file("bts_stats", TRACE_MODE_READ, NULL, NULL,
+				  &trace_bts_stats_fops);
 	}
 	register_die_notifier(&trace_bts_die_nb);
 	atomic_notifier_chain_register(&panic_notifier_list,
