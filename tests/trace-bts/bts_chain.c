@@ -7,7 +7,9 @@
  * of bts_chain_c() fires the tracepoint bts_chain:bts_chain_c with its
  * index (0, 1, 2), for event triggers.  A write to
  * /sys/kernel/debug/bts_chain_oops runs the chain, then bts_chain_crash(),
- * which writes through a NULL pointer: an oops.
+ * which writes through a NULL pointer: an oops.  A write of N to
+ * /sys/kernel/debug/bts_chain_spin calls bts_chain_step() N times with
+ * interrupts off, where a continuous recorder's callback cannot run.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -61,6 +63,28 @@ static ssize_t bts_chain_oops_write(struct file *file, const char __user *buf,
 	return len;
 }
 
+static noinline void bts_chain_step(void)
+{
+	barrier();
+}
+
+static ssize_t bts_chain_spin_write(struct file *file, const char __user *buf,
+				    size_t len, loff_t *pos)
+{
+	unsigned long flags;
+	u32 i, n;
+	int ret;
+
+	ret = kstrtou32_from_user(buf, len, 0, &n);
+	if (ret)
+		return ret;
+	local_irq_save(flags);
+	for (i = 0; i < n; i++)
+		bts_chain_step();
+	local_irq_restore(flags);
+	return len;
+}
+
 static const struct file_operations bts_chain_fops = {
 	.write	= bts_chain_write,
 };
@@ -69,7 +93,11 @@ static const struct file_operations bts_chain_oops_fops = {
 	.write	= bts_chain_oops_write,
 };
 
-static struct dentry *bts_chain_file, *bts_chain_oops_file;
+static const struct file_operations bts_chain_spin_fops = {
+	.write	= bts_chain_spin_write,
+};
+
+static struct dentry *bts_chain_file, *bts_chain_oops_file, *bts_chain_spin_file;
 
 static int __init bts_chain_init(void)
 {
@@ -77,11 +105,14 @@ static int __init bts_chain_init(void)
 					     &bts_chain_fops);
 	bts_chain_oops_file = debugfs_create_file("bts_chain_oops", 0200, NULL,
 						  NULL, &bts_chain_oops_fops);
+	bts_chain_spin_file = debugfs_create_file("bts_chain_spin", 0200, NULL,
+						  NULL, &bts_chain_spin_fops);
 	return 0;
 }
 
 static void __exit bts_chain_exit(void)
 {
+	debugfs_remove(bts_chain_spin_file);
 	debugfs_remove(bts_chain_oops_file);
 	debugfs_remove(bts_chain_file);
 }

@@ -176,9 +176,54 @@ def check_continuous(pipe, stats):
     return problems, len(recs)
 
 
-def check_snapshot(text):
+FELL_BEHIND = re.compile(r"^-- (\d+) records lost: the recorder fell behind$")
+BTS_STATS = re.compile(r"^cpu%d produced (\d+) lost (\d+) pending (\d+)$" % CPU,
+                       re.M)
+
+
+def check_lost(pipe, stats, bts_stats):
+    """CPU 1's stream when it fell behind: its lines count exactly the
+    records the layer lost, and it goes on after them."""
+    problems = []
+    recs = [r for r in parse(pipe) if r.cpu == CPU]
+    losses = [(i, int(m.group(1))) for i, m in
+              ((i, FELL_BEHIND.match(r.text)) for i, r in enumerate(recs)) if m]
+    m = BTS_STATS.search(bts_stats)
+    if not m:
+        return ["no counters of CPU %d in bts_stats: %r" % (CPU, bts_stats)], 0
+    lost, pending = int(m.group(2)), int(m.group(3))
+    in_stream = sum(n for _, n in losses)
+    if not lost or in_stream != lost:
+        problems.append("the stream's lines count %d lost records, the "
+                        "layer %d" % (in_stream, lost))
+    if pending:
+        problems.append("%d records still in the stream" % pending)
+    if losses and not any(ksym(r.dst) and ksym(r.dst)[0] == "bts_chain_step"
+                          for r in recs[losses[-1][0]:]):
+        problems.append("no call of bts_chain_step() after the last loss")
+    overrun = re.search(r"^overrun: (\d+)$", stats, re.M)
+    if not overrun or overrun.group(1) != "0":
+        problems.append("the ftrace buffer overran: %s" % stats)
+    return problems, lost
+
+
+INTERRUPT = re.compile(r"^(asm_sysvec_\w+|asm_common_interrupt|asm_exc_nmi|"
+                       r"irq_entries_start)\+")
+
+
+def third_call_site(recs):
+    """Where bts_chain_b() makes its third call of bts_chain_c(), (function,
+    offset), from a trace of the whole chain."""
+    kc = kernel_calls(recs)
+    return ksym(recs[kc[-1][0]].src) if len(kc) == len(CHAIN_CALLS) else None
+
+
+def check_snapshot(text, third):
     """The snapshot's records: the module's chain up to the third call of
-    bts_chain_c(), which fired the trigger, and no return from it."""
+    bts_chain_c() (made from @third), which fired the trigger, and no return
+    from it.  An interrupt or NMI in the chain can take enough of the 1024
+    records that only the end of the chain is left: then there is one
+    before what is left."""
     heads = [m for m in (SNAPSHOT.search(l) for l in text.splitlines()) if m]
     recs = [r for r in parse(text) if r.cpu == CPU]
     problems = []
@@ -186,8 +231,15 @@ def check_snapshot(text):
             heads[0].group(2) != "1024":
         problems.append("snapshot lines: %s" % [m.group(0) for m in heads])
     kc = kernel_calls(recs)
-    if [(c, d) for _, c, d in kc] != CHAIN_CALLS:
-        problems.append("calls in the snapshot: %s" % [(c, d) for _, c, d in kc])
+    calls = [(c, d) for _, c, d in kc]
+    cut = kc and calls != CHAIN_CALLS and \
+        calls == CHAIN_CALLS[len(CHAIN_CALLS) - len(calls):] and \
+        any(INTERRUPT.match(r.dst or "") for r in recs[:kc[0][0]])
+    if calls != CHAIN_CALLS and not cut:
+        problems.append("calls in the snapshot: %s" % calls)
+    if kc and (third is None or ksym(recs[kc[-1][0]].src) != third):
+        problems.append("the last call is not the third (%s): %s" % (
+            third, recs[kc[-1][0]].src))
     back = [i for i, r in enumerate(recs)
             if (ksym(r.src) or ("",))[0] == "bts_chain_c" and
             (ksym(r.dst) or ("",))[0] == "bts_chain_b"]
@@ -384,13 +436,21 @@ def run_checks(res):
     tap(not problems, "CPU 1 offline and online again: it records the chains",
         "\n".join(problems))
 
-    problems, n = check_continuous(read("cont.pipe"), read("stats"))
+    problems, n = check_continuous(read("cont.pipe"), read("cont.stats"))
     tap(read("cont.option").strip() == "1" and not problems,
         "options/bts-continuous: CPU 1's trace_pipe streams the chains, in "
         "order, by the chain's thread; the stream never fell behind, the "
         "buffer never overran (%d records)" % n, "\n".join(problems))
+    problems, n = check_lost(read("lost.pipe"), read("lost.stats"),
+                             read("lost.bts_stats"))
+    tap(read("lost.rc").strip() == "0" and not problems,
+        "continuous, CPU 1 calling with interrupts off: the stream fell "
+        "behind, its lines count the records lost as the layer does "
+        "(bts_stats: %d), it goes on after them, the buffer never overran"
+        % n, "\n".join(problems + [read("lost.err")]))
 
-    problems = check_snapshot(read("snapshot.trace"))
+    _, big = check_chain("big")
+    problems = check_snapshot(read("snapshot.trace"), third_call_site(big))
     trigger = read("snapshot.trigger").strip()
     tap(read("snapshot.rc").strip() == "0" and
         trigger == "bts_snapshot:unlimited if i == 2" and not problems,
@@ -577,17 +637,59 @@ def self_test():
                        kernel=False)
     ok &= bool(bad)
     snap = read("snapshot.trace").splitlines()
+    recs = parse("\n".join(snap))
+    kc = kernel_calls(recs)
     third = [i for i, l in enumerate(snap) if "-> bts_chain_c+0x0/" in l][-1:]
     ret = "  1 ? bts_chain_c+0x20/0x30 -> bts_chain_b+0x1c/0x40"
+    # The chain as the big run recorded it, after the snapshot's records
+    # before its chain: with or without its call of bts_chain_b().
+    _, big = check_chain("big")
+    bkc = kernel_calls(big)
+    chain = ["%3d ? %s" % (r.cpu, r.text) for r in
+             big[bkc[0][0]:bkc[-1][0] + 1]] if bkc else []
+    head = snap[:1] + ["%3d ? %s" % (r.cpu, r.text)
+                       for r in recs[:kc[0][0]]] if kc else []
+    whole = head + chain
+    no_b = head + [l for l in chain if "-> bts_chain_b+0x0/" not in l]
+    problems = check_snapshot("\n".join(whole), third_call_site(big))
+    print("#   self-test, a snapshot made of the big run's chain: %s" %
+          "; ".join(problems)[:200])
+    ok &= not problems and bool(chain)
     for what, text in (
             ("the third call dropped",
              [l for i, l in enumerate(snap) if i not in third]),
             ("a return after it", snap + [ret]),
-            ("a second snapshot", snap + [l for l in snap if SNAPSHOT.search(l)])):
-        problems = check_snapshot("\n".join(text))
+            ("a second snapshot", snap + [l for l in snap if SNAPSHOT.search(l)]),
+            ("the chain's first call dropped, no interrupt before",
+             [l for i, l in enumerate(snap)
+              if i != (kc[0][0] + 1 if kc else -1) and "asm_" not in l]),
+            ("the call of bts_chain_b() dropped from the big run's chain",
+             no_b)):
+        problems = check_snapshot("\n".join(text), third_call_site(big))
         print("#   self-test, snapshot with %s: %s" % (what, "; ".join(problems)[:200]))
         ok &= bool(problems)
-    pipe, stats = read("cont.pipe"), read("stats")
+    pipe, stats = read("lost.pipe"), read("lost.stats")
+    bts_stats = read("lost.bts_stats")
+    lines = pipe.splitlines()
+    loss = [i for i, l in enumerate(lines) if "fell behind" in l][:1]
+    for what, text, st, bst in (
+            ("a loss line dropped",
+             "\n".join(l for i, l in enumerate(lines) if i not in loss),
+             stats, bts_stats),
+            ("a loss miscounted", re.sub(r"-- (\d+) records lost",
+                                         lambda m: "-- %d records lost" %
+                                         (int(m.group(1)) + 1), pipe, 1),
+             stats, bts_stats),
+            ("the layer losing none", pipe, stats,
+             re.sub(r"(cpu1 produced \d+) lost \d+", r"\1 lost 0", bts_stats)),
+            ("records left in the stream", pipe, stats,
+             re.sub(r"(cpu1 .*) pending \d+", r"\1 pending 3", bts_stats)),
+            ("the stream ending at the loss", "\n".join(
+                lines[:loss[0] + 1] if loss else lines), stats, bts_stats)):
+        problems, _ = check_lost(text, st, bst)
+        print("#   self-test, falling behind with %s: %s" % (what, "; ".join(problems)[:200]))
+        ok &= bool(problems)
+    pipe, stats = read("cont.pipe"), read("cont.stats")
     kcall = [i for i, l in enumerate(pipe.splitlines()) if " -> bts_chain_a+0x0/" in l][:1]
     for what, text, st in (
             ("the chain's call dropped",
@@ -676,9 +778,12 @@ def self_test():
     results[:] = saved
     tap(ok and calls, "self-test: the chain check fails with a call dropped or "
         "on another CPU, the address check with a kernel address, the "
-        "snapshot check without the trigger's call, with a return after it or "
-        "a second snapshot, the continuous check without a call, with a loss "
-        "or an overrun, the plugin's report check without a call, the trace-cmd check without a call or with a "
+        "snapshot check without the trigger's call, with a return after it, "
+        "a second snapshot, without the chain's start and no interrupt, or "
+        "with a call in its middle dropped, the continuous check without a call, with a loss "
+        "or an overrun, the falling-behind check with a loss line dropped or "
+        "miscounted, no loss in the layer, records left in the stream or "
+        "none after the loss, the plugin's report check without a call, the trace-cmd check without a call or with a "
         "wrong pid, the three consumers' check without a branch of the "
         "recorder's or perf's or with CPU 1's part on CPU 0, the raw ring's "
         "with a record dropped or symbolized, the ftrace dump's without it or "

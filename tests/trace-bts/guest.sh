@@ -23,9 +23,12 @@
 #   snapshot.*    N = 65536, 1024 records a snapshot, the trigger
 #                 "bts_snapshot if i == 2" on bts_chain:bts_chain_c: chain
 #                 on CPU 1, then CPU 1's trace_pipe (snapshot.trace)
-#   cont.*        options/bts-continuous, N = 4096: chain on CPU 1 while
+#   cont.*        options/bts-continuous, N = 2048: chain on CPU 1 while
 #                 CPU 1's trace_pipe streams (cont.pipe); tracing off at
-#                 the end flushes the streams
+#                 the end flushes the streams; CPU 1's ftrace counters
+#                 (cont.stats) and the recorders' (cont.bts_stats)
+#   lost.*        the same while CPU 1 calls a function 200,000 times with
+#                 interrupts off (bts_chain_spin)
 #   tracecmd.*    trace-cmd record -p bts of chain on CPU 1 (N = 65536),
 #                 and trace-cmd report of it (tracecmd.report.out), also
 #                 with plugin_bts (tracecmd.plugin.out); then the same with
@@ -136,39 +139,54 @@ timeout 5 cat $T/per_cpu/cpu1/trace_pipe >"$res/snapshot.trace"
 echo '!bts_snapshot if i == 2' >$ev/trigger
 echo 64 >$T/bts_dump_records
 
-# Continuous mode: every branch goes into the buffer as it comes, and
-# trace_pipe streams it.  The reader and this shell run on CPU 0: on CPU 1
-# they would fill the buffer with their own branches, faster than the
-# reader reads them (the buffer overruns).
-taskset -p -c 0 $$ >/dev/null
-echo nop >$T/current_tracer
-echo 60000 >$T/buffer_size_kb
-echo 2048 >$T/bts_records
-echo bts >$T/current_tracer
-# Emptying the buffer stops its writers a while: the streams would fall
-# behind (and say so) if it came after.
-echo >$T/trace
-echo 1 >$T/options/bts-continuous
-cat $T/options/bts-continuous >"$res/cont.option"
-taskset -c 0 cat $T/per_cpu/cpu1/trace_pipe >/tmp/cont.pipe &
-pipe=$!
-sleep 1
-step cont "$build/chain" 1 /sys/kernel/debug/bts_chain /dev/null /dev/null
-echo 0 >$T/tracing_on
-# The reader is slower than CPU 1's stream: let it read all.
-for i in $(seq 300); do
-	grep -q '^entries: 0$' $T/per_cpu/cpu1/stats && break
+# continuous NAME CMD...: CMD in continuous mode, where every branch goes
+# into the buffer as it comes and trace_pipe streams it: CPU 1's
+# trace_pipe (NAME.pipe), its ftrace counters (NAME.stats) and the
+# recorders' (NAME.bts_stats) once tracing is off.  The reader and this
+# shell run on CPU 0: on CPU 1 they would fill the buffer with their own
+# branches, faster than the reader reads them (the buffer overruns).
+continuous()
+{
+	local name=$1 pipe i
+	shift
+	taskset -p -c 0 $$ >/dev/null
+	echo nop >$T/current_tracer
+	echo 60000 >$T/buffer_size_kb
+	echo 2048 >$T/bts_records
+	echo bts >$T/current_tracer
+	# Emptying the buffer stops its writers a while: the streams would
+	# fall behind (and say so) if it came after.
+	echo >$T/trace
+	echo 1 >$T/options/bts-continuous
+	cat $T/options/bts-continuous >"$res/$name.option"
+	taskset -c 0 cat $T/per_cpu/cpu1/trace_pipe >/tmp/$name.pipe &
+	pipe=$!
 	sleep 1
-done
-sleep 1
-kill $pipe
-wait $pipe
-cp /tmp/cont.pipe $T/per_cpu/cpu1/stats "$res/"
-taskset -p -c 0,1 $$ >/dev/null
-echo 20000 >$T/buffer_size_kb
-echo 1 >$T/tracing_on
-echo 0 >$T/options/bts-continuous
-echo 65536 >$T/bts_records
+	step "$name" "$@"
+	echo 0 >$T/tracing_on
+	# The reader is slower than CPU 1's stream: let it read all.
+	for i in $(seq 300); do
+		grep -q '^entries: 0$' $T/per_cpu/cpu1/stats && break
+		sleep 1
+	done
+	sleep 1
+	kill $pipe
+	wait $pipe
+	cp /tmp/$name.pipe "$res/"
+	cp $T/per_cpu/cpu1/stats "$res/$name.stats"
+	cp $T/bts_stats "$res/$name.bts_stats"
+	taskset -p -c 0,1 $$ >/dev/null
+	echo 20000 >$T/buffer_size_kb
+	echo 1 >$T/tracing_on
+	echo 0 >$T/options/bts-continuous
+	echo 65536 >$T/bts_records
+}
+
+continuous cont "$build/chain" 1 /sys/kernel/debug/bts_chain /dev/null \
+	/dev/null
+# Falling behind: 200,000 calls with interrupts off on CPU 1, where the
+# callback cannot move the stream (32768 records) into the buffer.
+continuous lost taskset -c 1 sh -c 'echo 200000 >/sys/kernel/debug/bts_chain_spin'
 
 # trace-cmd sets the tracer, runs the program, turns tracing off (which
 # copies the rings into the buffer) and reads the buffer.
