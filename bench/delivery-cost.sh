@@ -33,12 +33,10 @@
 # the tracer's lines of branches in trace (bts-raw).
 # The tracer records the whole CPU, the workload and the commands around
 # it: the difference of the two runs leaves the workload's.  The whole cost, start-up included, is shown too.
-# One vCPU (the plugin's counter is not atomic).  Not -icount, unlike
-# bench/idle-cost.sh: the BTS emulation raises its threshold PMI in the
-# middle of a translation block, which QEMU's icount mode stops on ("Raised
-# interrupt while not in I/O function"); timer interrupts then come with
-# the host's time, a few thousand instructions each, noise well under 1%
-# of the figures.  TCG counts each iteration of a REP-prefixed instruction
+# One vCPU (the plugin's counter is not atomic), and -icount shift=0,
+# sleep=off, so that timer interrupts come at fixed instruction counts
+# rather than with the host's load, as in bench/idle-cost.sh.
+# TCG counts each iteration of a REP-prefixed instruction
 # (the kernel's copies) as one instruction, which favours neither side:
 # both copy their records.
 #
@@ -161,6 +159,7 @@ run_vm()
 	shift 3
 	if ! "$vm" --kernel "$kernel" --smp 1 ${append:+--append "$append"} \
 		--results "$results/vm-$name" --timeout 1800 \
+		--qemu-arg -icount --qemu-arg shift=0,sleep=off \
 		--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so,kernel=on" \
 		--qemu-arg -d --qemu-arg plugin \
 		--qemu-arg -D --qemu-arg "$results/plugin-$name" \

@@ -34,12 +34,8 @@
 # first) and the figure is the median; the whole is done RUNS times to
 # show run-to-run repeatability.
 #
-# The kernels boot without running the KUnit suites built in (kunit.enable=0):
-# the hardware cases raise threshold PMIs, which QEMU cannot deliver from
-# a branch under -icount ("Raised interrupt while not in I/O function").
-# For the same reason partner runs without -icount: its timer interrupts
-# come with the host's load, which the median of the repetitions and the
-# per-switch division (by the switches the kernel counted) absorb.
+# The kernels boot without running the KUnit suites built in
+# (kunit.enable=0), which would only make each boot longer.
 # Each kernel boots twice per run: as it comes, and with
 # indirect_target_selection=off.  The emulated CPU is subject to ITS, so
 # the kernel sends every return and indirect branch that sits in the lower
@@ -104,11 +100,7 @@ mkdir -p "$results"
 guest()
 {
 	local kernel=$ours dir="$results/$1.its-$2.$3" extra=() setup=
-	local icount=(--qemu-arg -icount --qemu-arg shift=0,sleep=off)
 	[ "$1" != stock ] || kernel=$stock
-	# Its threshold PMIs come from a branch, which QEMU does not allow
-	# under -icount ("Raised interrupt while not in I/O function").
-	[ "$1" != partner ] || icount=()
 	[ "$1" != busy ] || extra=(consumer)
 	[ "$1" != partner ] || extra=(partner)
 	[ "$1" != recorder ] && [ "$1" != partner ] ||
@@ -116,7 +108,7 @@ guest()
 			echo bts >/sys/kernel/tracing/current_tracer &&"
 	if ! "$vm" --kernel "$kernel" --smp 1 --results "$dir" --timeout 300 \
 		--append "kunit.enable=0 $4" \
-		"${icount[@]}" \
+		--qemu-arg -icount --qemu-arg shift=0,sleep=off \
 		--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so" \
 		--qemu-arg -d --qemu-arg plugin \
 		--qemu-arg -D --qemu-arg "$dir.plugin" \
