@@ -1111,7 +1111,7 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_unknown_pseudo,
           test_markers, test_event_formats, test_trigger,
           test_map_records, test_filters, test_comm, test_fields,
-          test_bad_input, check_perf.test_perf, check_pt.test_pt,
+          test_bad_input, check_perf.test_perf, check_pt.test_pt, check_pt.test_pt32,
           check_inline.test_inline, check_inline.test_debuginfo_hint,
           test_usage):
     try:

@@ -14,14 +14,15 @@ import os
 import subprocess
 
 import rawgen as rg
-from checklib import PROG, WORK, nm, run, tap, write
+from checklib import PROG, PROG32, WORK, nm, run, tap, write
 
 S = nm(PROG)
+S32 = nm(PROG32)
 PT_BRANCHES = os.path.join(WORK, "pt-branches")
 
 
-def a(name, off=0):
-    return S[name][0] + off
+def a(name, off=0, syms=None):
+    return (syms or S)[name][0] + off
 
 
 def leaf_ret():
@@ -77,8 +78,36 @@ def records(tid):
                   for w in want]
 
 
-def decode(path):
-    p = subprocess.run([PT_BRANCHES, path, PROG], capture_output=True,
+def records32(tid):
+    """A 32-bit thread's records through prog32's tramp32, and what the
+    decoder must print of them."""
+    def b(name, off=0):
+        return a(name, off, S32)
+    loop = [rg.branch(b("tramp32", 5), b("inc32")),
+            rg.branch(b("inc32", 1), b("tramp32", 10)),
+            rg.branch(b("tramp32", 10), b("tramp32", 5))]
+    recs = [
+        rg.thread(tid, tid, rg.THREAD_NEW),
+        rg.branch(b("tramp32"), b("raw_write32")),
+        rg.kernel(rg.ENTRY_SYSCALL, b("raw_write32", 5), b("raw_write32", 7)),
+        rg.branch(b("raw_write32", 7), b("tramp32", 5)),
+    ] + loop + loop[:2]
+    want = [
+        (b("tramp32"), b("raw_write32")),
+        (b("raw_write32", 5), 0),
+        (b("raw_write32", 7), b("tramp32", 5)),
+        (b("tramp32", 5), b("inc32")),
+        (b("inc32", 1), b("tramp32", 10)),
+        (b("tramp32", 10), b("tramp32", 5)),
+        (b("tramp32", 5), b("inc32")),
+        (b("inc32", 1), b("tramp32", 10)),
+        (b("tramp32", 10), 0),
+    ]
+    return recs, ["%x => %x" % w for w in want]
+
+
+def decode(path, prog=PROG):
+    p = subprocess.run([PT_BRANCHES, path, prog], capture_output=True,
                        text=True)
     return p.returncode, p.stdout.splitlines(), p.stderr
 
@@ -124,3 +153,19 @@ def test_pt():
         "self-test: a record missing from the trace: an overflow where the "
         "code does not lead to the next, and the comparison fails",
         "\n".join(got) + err + derr)
+
+
+def test_pt32():
+    """--format=pt of 32-bit code, decoded by libipt"""
+    recs, want = records32(97)
+    f = write("pt32.raw", rg.header() +
+              rg.maps_chunk(97, "".join(rg.maps_lines(PROG32))) +
+              rg.records_chunk(recs))
+    out = os.path.join(WORK, "pt32.pt")
+    rc, _, err = run(f, "--format=pt", "-o", out)
+    drc, got, derr = decode(out, PROG32) if rc == 0 else (1, [], "")
+    tap(rc == 0 and drc == 0 and got == want,
+        "PT stream of 32-bit code: its MODE.exec packets make libipt decode "
+        "it as such (in 64-bit code inc32's inc would prefix its ret)",
+        "expected:\n  " + "\n  ".join(want) + "\ngot:\n  " +
+        "\n  ".join(got) + "\n" + err + derr)

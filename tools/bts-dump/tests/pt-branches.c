@@ -3,7 +3,7 @@
  * pt-branches PT-FILE ELF[@BIAS]...: the branches an Intel PT packet
  * stream says a program took, decoded with libipt's instruction flow
  * decoder and the executable segments of the ELF files (loaded at BIAS,
- * hex, default 0).  An independent reader of bts-dump --format=pt: its
+ * hex, default 0; 64-bit or 32-bit).  An independent reader of bts-dump --format=pt: its
  * output goes to tests/bts/compare.py like perf script's.
  *
  * Prints "FROM => TO" (hex) for each branch taken: a call, return or
@@ -43,37 +43,59 @@ static void *map_file(const char *path, size_t *size)
 	return p;
 }
 
-/* The executable PT_LOADs of a 64-bit ELF file at @bias. */
+/* Add the executable segment at @offset, @filesz bytes, to @image. */
+static int add_segment(struct pt_image *image, const char *path,
+		       uint64_t offset, uint64_t filesz, uint64_t vaddr)
+{
+	if (pt_image_add_file(image, path, offset, filesz, NULL, vaddr) < 0)
+		errx(2, "%s: libipt does not take its segment at %#" PRIx64,
+		     path, vaddr);
+	return 1;
+}
+
+/* The executable PT_LOADs of a 64-bit or 32-bit ELF file at @bias. */
 static void add_elf(struct pt_image *image, const char *arg)
 {
 	char path[4096];
 	const char *at = strchr(arg, '@');
 	uint64_t bias = at ? strtoull(at + 1, NULL, 16) : 0;
-	const Elf64_Ehdr *eh;
-	const Elf64_Phdr *ph;
+	const unsigned char *file;
 	size_t size;
 	int i, n = 0;
 
 	snprintf(path, sizeof(path), "%.*s",
 		 at ? (int)(at - arg) : (int)strlen(arg), arg);
-	eh = map_file(path, &size);
-	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64)
-		errx(2, "%s: not a 64-bit ELF file", path);
-	for (i = 0; i < eh->e_phnum; i++) {
-		ph = (const void *)((const char *)eh + eh->e_phoff +
-				    i * eh->e_phentsize);
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		if (pt_image_add_file(image, path, ph->p_offset, ph->p_filesz,
-				      NULL, bias + ph->p_vaddr) < 0)
-			errx(2, "%s: libipt does not take its segment %d",
-			     path, i);
-		n++;
+	file = map_file(path, &size);
+	if (size < sizeof(Elf64_Ehdr) || memcmp(file, ELFMAG, SELFMAG))
+		errx(2, "%s: not an ELF file", path);
+	if (file[EI_CLASS] == ELFCLASS64) {
+		const Elf64_Ehdr *eh = (const void *)file;
+
+		for (i = 0; i < eh->e_phnum; i++) {
+			const Elf64_Phdr *ph = (const void *)(file + eh->e_phoff +
+							      i * eh->e_phentsize);
+
+			if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+				n += add_segment(image, path, ph->p_offset,
+						 ph->p_filesz, bias + ph->p_vaddr);
+		}
+	} else if (file[EI_CLASS] == ELFCLASS32) {
+		const Elf32_Ehdr *eh = (const void *)file;
+
+		for (i = 0; i < eh->e_phnum; i++) {
+			const Elf32_Phdr *ph = (const void *)(file + eh->e_phoff +
+							      i * eh->e_phentsize);
+
+			if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+				n += add_segment(image, path, ph->p_offset,
+						 ph->p_filesz, bias + ph->p_vaddr);
+		}
+	} else {
+		errx(2, "%s: neither a 64-bit nor a 32-bit ELF file", path);
 	}
 	if (!n)
 		errx(2, "%s: no executable segment", path);
-	munmap((void *)eh, size);
+	munmap((void *)file, size);
 }
 
 struct flow {
