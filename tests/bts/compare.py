@@ -46,10 +46,12 @@ gdb: GDB_OUTPUT holds `record function-call-history /c` lines
 ("N<TAB><indent>FUNC") of a recording from a breakpoint in the --start
 function to the return from the --until function.  The call tree must
 be exactly the one the oracle's branches in that window imply, as gdb's
-btrace builds it: a new segment at each call (a level deeper), at each
-return (a level up) and where a jump lands in another function (the same
-level), none for the function the last branch goes to (no instruction of
-it ran), levels counted from the shallowest.
+btrace builds it: a new segment at each call and each jmp to a function's
+first byte (a tail call), a level deeper; at each return, on the level of
+the segment of the returned-to function in the back trace, or a level up
+from the returning one if there is none; where any other branch, or the
+flow, goes to another function, on the same level; levels counted from
+the shallowest.
 
 calls: print that call tree, one "<indent>FUNC" per line, two spaces a
 level: what gdb's function-call-history /c and bts-dump --calls show.
@@ -299,6 +301,107 @@ def gdb_window(oracle, sym, start, until):
     return first, last
 
 
+class GdbCalls:
+    """gdb's function segments of a branch trace, built as its btrace
+    code builds them (gdb/btrace.c, ftrace_update_function()): a segment
+    per stretch of one function, each with its level, the segment of its
+    caller (up) and whether that was a tail call; segments of one function
+    instance are linked (prev, next)."""
+
+    def __init__(self, func):
+        self.segs = [dict(func=func, level=0, up=None, tail=False,
+                          prev=None, next=None, last="other")]
+
+    def _new(self, func):
+        self.segs.append(dict(func=func, level=self.segs[-1]["level"],
+                              up=None, tail=False, prev=None, next=None,
+                              last="other"))
+        return self.segs[-1]
+
+    def _up(self, seg):
+        return None if seg is None or seg["up"] is None \
+            else self.segs[seg["up"]]
+
+    def call(self, func, tail=False):
+        caller = len(self.segs) - 1
+        seg = self._new(func)
+        seg.update(up=caller, tail=tail, level=seg["level"] + 1)
+
+    def switch(self, func):
+        prev = self.segs[-1]
+        seg = self._new(func)
+        seg.update(up=prev["up"], tail=prev["tail"])
+
+    def _fixup_caller(self, seg, caller):
+        """seg and every segment of its function instance: called by
+        caller, not through a tail call."""
+        def chain(s, link):
+            while s is not None:
+                yield s
+                s = None if s[link] is None else self.segs[s[link]]
+        for s in list(chain(seg, "prev")) + list(chain(seg, "next")):
+            s.update(up=caller, tail=False)
+
+    def ret(self, func):
+        prev = self.segs[-1]
+        seg = self._new(func)
+        me = len(self.segs) - 1
+        caller = self._up(prev)
+        while caller is not None and caller["func"] != func:
+            caller = self._up(caller)
+        if caller is not None:
+            caller["next"] = me
+            seg.update(prev=self.segs.index(caller), level=caller["level"],
+                       up=caller["up"], tail=caller["tail"])
+            return
+        call = self._up(prev)
+        while call is not None and call["last"] != "call":
+            call = self._up(call)
+        if call is None:
+            # No call in the back trace: the trace began in a callee.
+            top = prev
+            while top["up"] is not None:
+                top = self.segs[top["up"]]
+            seg["level"] = top["level"] - 1
+            self._fixup_caller(top, me)
+        else:
+            # A call it should have returned to: a new back trace.
+            seg["level"] = prev["level"] - 1
+            prev.update(up=me, tail=False)
+
+    def branch(self, kind, to_func, to_start):
+        """The current segment left by a branch of @kind ("call", "ret",
+        "jmp" or "other") to @to_func (at its first byte: @to_start)."""
+        cur = self.segs[-1]
+        cur["last"] = kind
+        if kind == "ret":
+            self.ret(to_func)
+        elif kind == "call":
+            self.call(to_func)
+        elif kind == "jmp" and to_start:
+            # A jump to the start of a function: a tail call.
+            self.call(to_func, tail=True)
+        elif to_func != cur["func"]:
+            self.switch(to_func)
+
+    def history(self):
+        low = min(s["level"] for s in self.segs)
+        return [(s["level"] - low, s["func"]) for s in self.segs]
+
+
+def branch_kind(mnem):
+    """gdb's class of a branch instruction: its x86 code calls a jump
+    only jmp, not a conditional one."""
+    words = mnem.split()
+    if any(w.startswith("call") for w in words):
+        return "call"
+    if any(w.startswith("ret") for w in words):
+        return "ret"
+    if any(w.startswith("jmp") for w in words):
+        return "jmp"
+    return "other"
+
+
 def gdb_expected(oracle, sym, start, until):
     """The call history the oracle's branches imply, as (level, FUNC)."""
     first, last = gdb_window(oracle, sym, start, until)
@@ -306,17 +409,13 @@ def gdb_expected(oracle, sym, start, until):
     def func(addr):
         return sym.name(addr).split("+")[0]
 
-    segs, level = [(0, func(oracle[first][0]))], 0
+    calls = GdbCalls(func(oracle[first][0]))
     for frm, to, mnem in oracle[first:last]:
-        if mnem.startswith("call"):
-            level += 1
-        elif mnem.startswith("ret"):
-            level -= 1
-        elif func(to) == segs[-1][1]:
-            continue
-        segs.append((level, func(to)))
-    low = min(lv for lv, _ in segs)
-    return [(lv - low, name) for lv, name in segs]
+        # Run into another function without a branch.
+        if func(frm) != calls.segs[-1]["func"]:
+            calls.switch(func(frm))
+        calls.branch(branch_kind(mnem), func(to), "+" not in sym.name(to))
+    return calls.history()
 
 
 def insn_addrs(binary):

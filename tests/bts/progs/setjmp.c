@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * setjmp/longjmp out of recursions of known depth: longjmp ends in an
- * indirect jmp back into main, skipping the returns of deep().
+ * indirect jmp back into main, skipping the returns of deep(); setjmp is
+ * a chain of tail calls in glibc.  Then stop_here(), where the gdb test
+ * stops recording.
  */
 #include <setjmp.h>
 #include "common.h"
@@ -21,6 +23,11 @@ noipa void deep(int n)
 	asm volatile("");
 }
 
+noipa void stop_here(void)
+{
+	asm volatile("");
+}
+
 int main(void)
 {
 	/* volatile: live across setjmp() returning twice */
@@ -34,6 +41,7 @@ int main(void)
 		else
 			total += r;
 	}
+	stop_here();
 	/* deep(2..6) runs 3 + 4 + 5 + 6 + 7 times. */
 	CHECK(total == 35 && depth_seen == 25);
 	printf("setjmp ok\n");
