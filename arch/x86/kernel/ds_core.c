@@ -702,16 +702,21 @@ u32 ds_stream_consume(struct ds_stream *s, struct bts_record *out, u32 n)
  * ds_stream_pending() - how many records a continuous stream holds
  * @s: the stream
  *
- * Context: the stream's consumer, or the producer.
+ * Context: any; a count others may change right after.
  * Return: records written and not yet consumed.
  */
 u32 ds_stream_pending(const struct ds_stream *s)
 {
+	u64 tail;
+
 	/*
-	 * Pairs with the releases in ds_write() and ds_stream_consume();
-	 * the count is a snapshot either side may change right after.
+	 * The tail first, pairing with the release in ds_stream_consume():
+	 * a reader that is neither side (ds_bts_status()) then never sees a
+	 * head behind it, which would count 4 billion.
 	 */
-	return smp_load_acquire(&s->head) - smp_load_acquire(&s->tail);
+	tail = smp_load_acquire(&s->tail);
+	/* Pairs with the release in ds_write(). */
+	return smp_load_acquire(&s->head) - tail;
 }
 
 /**
