@@ -198,17 +198,28 @@ def check_lost(pipe, stats, bts_stats):
                         "layer %d" % (in_stream, lost))
     if pending:
         problems.append("%d records still in the stream" % pending)
-    if losses and not any(ksym(r.dst) and ksym(r.dst)[0] == "bts_chain_step"
-                          for r in recs[losses[-1][0]:]):
-        problems.append("no call of bts_chain_step() after the last loss")
+    # Where the loss line goes depends on when the stream had room again:
+    # during the spin or after it.
+    if not any(ksym(r.dst) and ksym(r.dst)[0] == "bts_chain_step"
+               for r in recs):
+        problems.append("no call of bts_chain_step() in the stream")
+    if losses and not any(r.dst for r in recs[losses[-1][0] + 1:]):
+        problems.append("no branch after the last loss")
     overrun = re.search(r"^overrun: (\d+)$", stats, re.M)
     if not overrun or overrun.group(1) != "0":
         problems.append("the ftrace buffer overran: %s" % stats)
     return problems, lost
 
 
-INTERRUPT = re.compile(r"^(asm_sysvec_\w+|asm_common_interrupt|asm_exc_nmi|"
-                       r"irq_entries_start)\+")
+# Where an interrupt or NMI returns from: native_irq_return_iret's iretq,
+# the NMI's own at the end of asm_exc_nmi.
+IRET = ("native_irq_return_iret", "asm_exc_nmi")
+
+
+def back_into_chain(r):
+    """@r is an interrupt's or NMI's return into the module's chain."""
+    s, d = ksym(r.src), ksym(r.dst)
+    return bool(s and d and s[0] in IRET and d[0].startswith("bts_chain_"))
 
 
 def third_call_site(recs):
@@ -222,8 +233,8 @@ def check_snapshot(text, third):
     """The snapshot's records: the module's chain up to the third call of
     bts_chain_c() (made from @third), which fired the trigger, and no return
     from it.  An interrupt or NMI in the chain can take enough of the 1024
-    records that only the end of the chain is left: then there is one
-    before what is left."""
+    records that only the end of the chain is left: then one returns into
+    the chain before what is left."""
     heads = [m for m in (SNAPSHOT.search(l) for l in text.splitlines()) if m]
     recs = [r for r in parse(text) if r.cpu == CPU]
     problems = []
@@ -234,15 +245,16 @@ def check_snapshot(text, third):
     calls = [(c, d) for _, c, d in kc]
     cut = kc and calls != CHAIN_CALLS and \
         calls == CHAIN_CALLS[len(CHAIN_CALLS) - len(calls):] and \
-        any(INTERRUPT.match(r.dst or "") for r in recs[:kc[0][0]])
+        any(back_into_chain(r) for r in recs[:kc[0][0]])
     if calls != CHAIN_CALLS and not cut:
         problems.append("calls in the snapshot: %s" % calls)
     if kc and (third is None or ksym(recs[kc[-1][0]].src) != third):
         problems.append("the last call is not the third (%s): %s" % (
             third, recs[kc[-1][0]].src))
+    # The third call is a tail call (a jmp): its return goes to a().
     back = [i for i, r in enumerate(recs)
             if (ksym(r.src) or ("",))[0] == "bts_chain_c" and
-            (ksym(r.dst) or ("",))[0] == "bts_chain_b"]
+            (ksym(r.dst) or ("",))[0] in ("bts_chain_a", "bts_chain_b")]
     if kc and back and back[-1] > kc[-1][0]:
         problems.append("the snapshot goes on after the third call returned")
     if len(recs) < 500:
@@ -437,6 +449,9 @@ def run_checks(res):
         "\n".join(problems))
 
     problems, n = check_continuous(read("cont.pipe"), read("cont.stats"))
+    m = BTS_STATS.search(read("cont.bts_stats"))
+    if not m or m.group(2) != "0":
+        problems.append("bts_stats: %r" % read("cont.bts_stats"))
     tap(read("cont.option").strip() == "1" and not problems,
         "options/bts-continuous: CPU 1's trace_pipe streams the chains, in "
         "order, by the chain's thread; the stream never fell behind, the "
@@ -660,9 +675,10 @@ def self_test():
              [l for i, l in enumerate(snap) if i not in third]),
             ("a return after it", snap + [ret]),
             ("a second snapshot", snap + [l for l in snap if SNAPSHOT.search(l)]),
-            ("the chain's first call dropped, no interrupt before",
+            ("the chain's first call dropped, no return into the chain",
              [l for i, l in enumerate(snap)
-              if i != (kc[0][0] + 1 if kc else -1) and "asm_" not in l]),
+              if i != (kc[0][0] + 1 if kc else -1) and
+              not any(back_into_chain(r) for r in parse(l))]),
             ("the call of bts_chain_b() dropped from the big run's chain",
              no_b)):
         problems = check_snapshot("\n".join(text), third_call_site(big))
@@ -672,6 +688,7 @@ def self_test():
     bts_stats = read("lost.bts_stats")
     lines = pipe.splitlines()
     loss = [i for i, l in enumerate(lines) if "fell behind" in l][:1]
+    last_loss = [i for i, l in enumerate(lines) if "fell behind" in l][-1:]
     for what, text, st, bst in (
             ("a loss line dropped",
              "\n".join(l for i, l in enumerate(lines) if i not in loss),
@@ -684,8 +701,12 @@ def self_test():
              re.sub(r"(cpu1 produced \d+) lost \d+", r"\1 lost 0", bts_stats)),
             ("records left in the stream", pipe, stats,
              re.sub(r"(cpu1 .*) pending \d+", r"\1 pending 3", bts_stats)),
-            ("the stream ending at the loss", "\n".join(
-                lines[:loss[0] + 1] if loss else lines), stats, bts_stats)):
+            ("the stream ending at the last loss", "\n".join(
+                lines[:last_loss[0] + 1] if last_loss else lines), stats,
+             bts_stats),
+            ("no call of bts_chain_step()", "\n".join(
+                l for l in lines if "-> bts_chain_step+" not in l), stats,
+             bts_stats)):
         problems, _ = check_lost(text, st, bst)
         print("#   self-test, falling behind with %s: %s" % (what, "; ".join(problems)[:200]))
         ok &= bool(problems)
@@ -779,11 +800,12 @@ def self_test():
     tap(ok and calls, "self-test: the chain check fails with a call dropped or "
         "on another CPU, the address check with a kernel address, the "
         "snapshot check without the trigger's call, with a return after it, "
-        "a second snapshot, without the chain's start and no interrupt, or "
+        "a second snapshot, without the chain's start and no return into it, "
+        "or "
         "with a call in its middle dropped, the continuous check without a call, with a loss "
         "or an overrun, the falling-behind check with a loss line dropped or "
-        "miscounted, no loss in the layer, records left in the stream or "
-        "none after the loss, the plugin's report check without a call, the trace-cmd check without a call or with a "
+        "miscounted, no loss in the layer, records left in the stream, none "
+        "after the last loss or no call of the spin's function, the plugin's report check without a call, the trace-cmd check without a call or with a "
         "wrong pid, the three consumers' check without a branch of the "
         "recorder's or perf's or with CPU 1's part on CPU 0, the raw ring's "
         "with a record dropped or symbolized, the ftrace dump's without it or "

@@ -95,12 +95,11 @@ static void tb_exec(unsigned int vcpu_index, void *udata)
 	if (v->pending && start != v->next && start != v->from)
 		g_array_append_val(v->log, d);
 	/*
-	 * A block in a range may be left for an interrupt before its first
-	 * instruction runs: the interrupt's source is then the block's start.
+	 * TCG takes interrupts before a block's callbacks, and each
+	 * instruction's callback runs before it: the next discontinuity is
+	 * from an instruction whose callback says so.
 	 */
-	v->pending = in_range(start);
-	v->from = start;
-	v->next = start;
+	v->pending = false;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)

@@ -24,6 +24,9 @@ echo bts >$T/current_tracer || exit 3
 taskset -c 1 "$build/chain" 1 /sys/kernel/debug/bts_chain /dev/null \
 	/dev/null >"$res/oracle.out" 2>"$res/oracle.err"
 echo $? >"$res/oracle.rc"
+# Stop recording at once: CPU 1's ring keeps its start however long the
+# rest takes.  Tracing off copies the rings into the buffer.
+echo 0 >$T/tracing_on
 echo 1 >$T/options/bts-raw
 cat $T/per_cpu/cpu1/trace >"$res/oracle.trace"
 echo nop >$T/current_tracer

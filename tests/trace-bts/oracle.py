@@ -42,9 +42,9 @@ def read(name):
 
 
 def entry_points():
-    """The kernel's entry points of external interrupts (the IDT's vectors
-    for devices and the system vectors) and of exceptions, as two lists of
-    (start, end) (System.map)."""
+    """The kernel's entry points of interrupts (the IDT's vectors for
+    devices, the system vectors, NMI: BTS's source is the next instruction)
+    and of exceptions, as two lists of (start, end) (System.map)."""
     interrupts, exceptions = [], []
     syms = []
     with open(SYSTEM_MAP) as f:
@@ -52,12 +52,18 @@ def entry_points():
             addr, _, name = line.split()[:3]
             syms.append((int(addr, 16), name))
     syms.sort()
-    for (addr, name), nxt in zip(syms, syms[1:] + [(1 << 64, "")]):
+    # A symbol's end: the next symbol at another address (aliases share).
+    ends = {}
+    for (addr, _), (nxt, _) in zip(reversed(syms[:-1]), reversed(syms[1:])):
+        ends[addr] = nxt if nxt != addr else ends.get(nxt, 1 << 64)
+    for addr, name in syms:
+        span = (addr, ends.get(addr, 1 << 64))
         if name.startswith("asm_sysvec_") or \
-                name in ("irq_entries_start", "spurious_entries_start"):
-            interrupts.append((addr, nxt[0]))
+                name in ("irq_entries_start", "spurious_entries_start",
+                         "asm_exc_nmi", "asm_spurious_interrupt"):
+            interrupts.append(span)
         elif name.startswith("asm_exc_"):
-            exceptions.append((addr, nxt[0]))
+            exceptions.append(span)
     return interrupts, exceptions
 
 
@@ -103,15 +109,17 @@ def compare(recs, discs, rgs, entries):
             not in_ranges(rgs, recs[k - 1][0]) and \
             within(interrupts + exceptions, recs[k][1])
 
-    def next_in_range():
+    def next_in_range(want=None):
+        """The next record from the ranges, skipping those the plugin
+        cannot have seen unless it is @want."""
         nonlocal i
         while i < len(recs) and (not in_ranges(rgs, recs[i][0]) or
-                                 unseen(i)):
+                                 (recs[i] != want and unseen(i))):
             i += 1
         return recs[i] if i < len(recs) else None
 
     for k, (frm, nxt, to) in enumerate(discs):
-        r = next_in_range()
+        r = next_in_range((frm, to))
         where = "plugin's branch %d of %d, 0x%x -> 0x%x" % (k + 1, len(discs),
                                                            frm, to)
         if r is None:
@@ -123,7 +131,8 @@ def compare(recs, discs, rgs, entries):
             i += 1
             continue
         if within(interrupts + exceptions, to) and r[0] == frm and \
-                i + 1 < len(recs) and recs[i + 1] == (r[1], to):
+                r[1] != nxt and i + 1 < len(recs) and \
+                recs[i + 1] == (r[1], to):
             i += 2
             continue
         return "%s: the ring has 0x%x -> 0x%x (record %d)" % (
@@ -181,6 +190,11 @@ def self_test_events(entries):
          False),
         ("a branch at a target reached from outside",
          [(out, 0x1800), (0x1800, 0x1900)], [], False),
+        ("a fault of the first instruction after a branch from outside",
+         [(out, 0x1800), (0x1800, fault)], [(0x1800, 0x1803, fault)], True),
+        ("a not-taken jump made a branch before an interrupt",
+         [(0x100c, 0x1011), (0x1011, irq)], [(0x100c, 0x1011, irq)],
+         False),
     ]
     ok = True
     for what, recs, discs, holds in cases:
@@ -199,13 +213,19 @@ def self_test(recs, discs, rgs, entries):
     last = picks[-1] if picks else 0
     kernel = [i for i in picks if recs[i][0] >= 1 << 63]
     k = kernel[len(kernel) // 2] if kernel else 0
+    # The next branch from the ranges after mid that differs from it.
+    other = next((i for i in picks if i > mid and recs[i] != recs[mid]), mid)
+
+    def swap(rs, a, b):
+        rs = list(rs)
+        rs[a], rs[b] = rs[b], rs[a]
+        return rs
     broken = {
         "a branch dropped": recs[:mid] + recs[mid + 1:],
         "the last branch dropped": recs[:last] + recs[last + 1:],
         "a module branch dropped": recs[:k] + recs[k + 1:],
         "a branch doubled": recs[:mid + 1] + recs[mid:],
-        "two branches swapped": recs[:mid] + [recs[mid + 1], recs[mid]] +
-        recs[mid + 2:] if mid + 1 < len(recs) else [],
+        "two branches swapped": swap(recs, mid, other),
         "a target changed": recs[:mid] + [(recs[mid][0], recs[mid][1] + 1)] +
         recs[mid + 1:] if recs else [],
         "a branch added after the last": recs + [recs[last]] if recs else [],
