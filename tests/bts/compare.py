@@ -46,8 +46,9 @@ gdb: GDB_OUTPUT holds `record function-call-history /c` lines
 ("N<TAB><indent>FUNC") of a recording from a breakpoint in the --start
 function to the return from the --until function.  The call tree must
 be exactly the one the oracle's branches in that window imply, as gdb's
-btrace builds it: a new segment at each call and each jmp to a function's
-first byte (a tail call), a level deeper; at each return, on the level of
+btrace builds it: a new segment at each call (but one to the next
+instruction) and each jmp to a function's first byte (a tail call), a
+level deeper; at each return, on the level of
 the segment of the returned-to function in the back trace, or a level up
 from the returning one if there is none; where any other branch, or the
 flow, goes to another function, on the same level; levels counted from
@@ -402,9 +403,11 @@ def branch_kind(mnem):
     return "other"
 
 
-def gdb_expected(oracle, sym, start, until):
+def gdb_expected(oracle, binary, start, until):
     """The call history the oracle's branches imply, as (level, FUNC)."""
+    sym = Symbols(binary)
     first, last = gdb_window(oracle, sym, start, until)
+    insns = insn_addrs(binary)
 
     def func(addr):
         return sym.name(addr).split("+")[0]
@@ -414,7 +417,12 @@ def gdb_expected(oracle, sym, start, until):
         # Run into another function without a branch.
         if func(frm) != calls.segs[-1]["func"]:
             calls.switch(func(frm))
-        calls.branch(branch_kind(mnem), func(to), "+" not in sym.name(to))
+        kind = branch_kind(mnem)
+        nxt = bisect.bisect_right(insns, frm)
+        if kind == "call" and nxt < len(insns) and insns[nxt] == to:
+            # gdb ignores a call to the next instruction (for PIC).
+            kind = "other"
+        calls.branch(kind, func(to), "+" not in sym.name(to))
     return calls.history()
 
 
@@ -473,7 +481,7 @@ def cmd_gdb_insn(args):
 
 def cmd_calls(args):
     oracle, _ = read_oracle(args.oracle)
-    for lv, name in gdb_expected(oracle, Symbols(args.binary), args.start,
+    for lv, name in gdb_expected(oracle, args.binary, args.start,
                                  args.until):
         print("  " * lv + name)
     return True
@@ -492,7 +500,7 @@ def cmd_gdb(args):
                 break
     oracle, _ = read_oracle(args.oracle)
     want = [(2 * lv, name) for lv, name in
-            gdb_expected(oracle, Symbols(args.binary), args.start,
+            gdb_expected(oracle, args.binary, args.start,
                          args.until)]
     if got == want:
         diag(f"gdb call history: {len(got)} segments as expected")

@@ -168,10 +168,12 @@ for tool in "$@"; do
 		;;
 	gdb)
 		# Record from main to the return from stop_here(), print the
-		# calls and the instructions.
+		# calls and the instructions.  A 4 MB buffer: gdb's default
+		# (64 KB, some 2,700 records) keeps only the last of loops'.
 		run_tool gdb env -i "${perf_env[@]}" gdb -nx -batch \
 			-ex 'set record function-call-history-size unlimited' \
 			-ex 'set record instruction-history-size unlimited' \
+			-ex 'set record btrace bts buffer-size 4194304' \
 			-ex 'break main' -ex run \
 			-ex 'record btrace bts' \
 			-ex 'break stop_here' -ex continue -ex finish \

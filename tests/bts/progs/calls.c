@@ -45,6 +45,7 @@ noipa long rec(int n)
 	return r + n;
 }
 
+/* Where the gdb test stops recording. */
 noipa void stop_here(void)
 {
 	asm volatile("");

@@ -70,6 +70,12 @@ op9:	x &= 0xfff; NEXT;
 #undef NEXT
 }
 
+/* Where the gdb test stops recording. */
+noipa void stop_here(void)
+{
+	asm volatile("");
+}
+
 int main(void)
 {
 	unsigned int x = 1, i;
@@ -77,6 +83,7 @@ int main(void)
 	for (i = 0; i < sizeof(code); i++)
 		x = dispatch(code[i], x);
 	CHECK(x == threaded(1));
+	stop_here();
 	printf("jumptable ok %#x\n", x);
 	return 0;
 }

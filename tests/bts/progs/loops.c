@@ -80,6 +80,12 @@ noipa unsigned int collatz_steps(unsigned int x)
 	return steps;
 }
 
+/* Where the gdb test stops recording. */
+noipa void stop_here(void)
+{
+	asm volatile("");
+}
+
 int main(void)
 {
 	unsigned int total = 0, x;
@@ -89,6 +95,7 @@ int main(void)
 	for (x = 1; x <= 30; x++)
 		total += collatz_steps(x);
 	CHECK(total == 441);
+	stop_here();
 	printf("loops ok\n");
 	return 0;
 }

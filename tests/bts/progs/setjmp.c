@@ -23,6 +23,7 @@ noipa void deep(int n)
 	asm volatile("");
 }
 
+/* Where the gdb test stops recording. */
 noipa void stop_here(void)
 {
 	asm volatile("");
