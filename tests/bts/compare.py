@@ -416,12 +416,15 @@ def gdb_expected(oracle, binary, start, until):
     for frm, to, mnem in oracle[first:last]:
         # Run into another function without a branch.
         if func(frm) != calls.segs[-1]["func"]:
+            calls.segs[-1]["last"] = "other"
             calls.switch(func(frm))
         kind = branch_kind(mnem)
         nxt = bisect.bisect_right(insns, frm)
         if kind == "call" and nxt < len(insns) and insns[nxt] == to:
-            # gdb ignores a call to the next instruction (for PIC).
-            kind = "other"
+            # gdb ignores a call to the next instruction (for PIC), as a
+            # call: the segment goes on.
+            calls.segs[-1]["last"] = kind
+            continue
         calls.branch(kind, func(to), "+" not in sym.name(to))
     return calls.history()
 
