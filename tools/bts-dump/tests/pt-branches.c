@@ -43,14 +43,20 @@ static void *map_file(const char *path, size_t *size)
 	return p;
 }
 
-/* Add the executable segment at @offset, @filesz bytes, to @image. */
-static int add_segment(struct pt_image *image, const char *path,
-		       uint64_t offset, uint64_t filesz, uint64_t vaddr)
+/* Program header @i of @file, 64-bit or 32-bit, as a 64-bit one. */
+static Elf64_Phdr phdr(const unsigned char *file, int i)
 {
-	if (pt_image_add_file(image, path, offset, filesz, NULL, vaddr) < 0)
-		errx(2, "%s: libipt does not take its segment at %#" PRIx64,
-		     path, vaddr);
-	return 1;
+	const Elf64_Ehdr *eh64 = (const void *)file;
+	const Elf32_Ehdr *eh32 = (const void *)file;
+	const Elf32_Phdr *p;
+
+	if (file[EI_CLASS] == ELFCLASS64)
+		return *(const Elf64_Phdr *)(file + eh64->e_phoff +
+					     i * eh64->e_phentsize);
+	p = (const void *)(file + eh32->e_phoff + i * eh32->e_phentsize);
+	return (Elf64_Phdr){ .p_type = p->p_type, .p_flags = p->p_flags,
+			     .p_offset = p->p_offset, .p_vaddr = p->p_vaddr,
+			     .p_filesz = p->p_filesz };
 }
 
 /* The executable PT_LOADs of a 64-bit or 32-bit ELF file at @bias. */
@@ -61,37 +67,27 @@ static void add_elf(struct pt_image *image, const char *arg)
 	uint64_t bias = at ? strtoull(at + 1, NULL, 16) : 0;
 	const unsigned char *file;
 	size_t size;
-	int i, n = 0;
+	int i, phnum, n = 0;
 
 	snprintf(path, sizeof(path), "%.*s",
 		 at ? (int)(at - arg) : (int)strlen(arg), arg);
 	file = map_file(path, &size);
-	if (size < sizeof(Elf64_Ehdr) || memcmp(file, ELFMAG, SELFMAG))
-		errx(2, "%s: not an ELF file", path);
-	if (file[EI_CLASS] == ELFCLASS64) {
-		const Elf64_Ehdr *eh = (const void *)file;
+	if (size < sizeof(Elf64_Ehdr) || memcmp(file, ELFMAG, SELFMAG) ||
+	    (file[EI_CLASS] != ELFCLASS64 && file[EI_CLASS] != ELFCLASS32))
+		errx(2, "%s: not a 64-bit or 32-bit ELF file", path);
+	phnum = file[EI_CLASS] == ELFCLASS64 ?
+		((const Elf64_Ehdr *)file)->e_phnum :
+		((const Elf32_Ehdr *)file)->e_phnum;
+	for (i = 0; i < phnum; i++) {
+		Elf64_Phdr ph = phdr(file, i);
 
-		for (i = 0; i < eh->e_phnum; i++) {
-			const Elf64_Phdr *ph = (const void *)(file + eh->e_phoff +
-							      i * eh->e_phentsize);
-
-			if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-				n += add_segment(image, path, ph->p_offset,
-						 ph->p_filesz, bias + ph->p_vaddr);
-		}
-	} else if (file[EI_CLASS] == ELFCLASS32) {
-		const Elf32_Ehdr *eh = (const void *)file;
-
-		for (i = 0; i < eh->e_phnum; i++) {
-			const Elf32_Phdr *ph = (const void *)(file + eh->e_phoff +
-							      i * eh->e_phentsize);
-
-			if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-				n += add_segment(image, path, ph->p_offset,
-						 ph->p_filesz, bias + ph->p_vaddr);
-		}
-	} else {
-		errx(2, "%s: neither a 64-bit nor a 32-bit ELF file", path);
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (pt_image_add_file(image, path, ph.p_offset, ph.p_filesz,
+				      NULL, bias + ph.p_vaddr) < 0)
+			errx(2, "%s: libipt does not take its segment %d",
+			     path, i);
+		n++;
 	}
 	if (!n)
 		errx(2, "%s: no executable segment", path);
