@@ -64,6 +64,9 @@ struct insn_info {
 static struct range ranges[MAX_RANGES];
 static int nr_ranges;
 static struct vcpu *vcpus;
+/* Every insn_info made, freed at exit: vCPU threads translate at once. */
+static GPtrArray *insn_infos;
+static GMutex insn_infos_lock;
 static int nr_vcpus;
 
 static bool in_range(uint64_t va)
@@ -123,6 +126,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		struct insn_info *ii = g_new(struct insn_info, 1);
 
+		g_mutex_lock(&insn_infos_lock);
+		g_ptr_array_add(insn_infos, ii);
+		g_mutex_unlock(&insn_infos_lock);
+
 		ii->vaddr = qemu_plugin_insn_vaddr(insn);
 		ii->next = ii->vaddr + qemu_plugin_insn_size(insn);
 		ii->in_range = in_range(ii->vaddr);
@@ -148,6 +155,7 @@ static void plugin_exit(qemu_plugin_id_t id, void *p)
 			qemu_plugin_outs(line);
 		}
 	}
+	g_ptr_array_free(insn_infos, true);
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
@@ -180,6 +188,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	nr_vcpus = info->system.max_vcpus;
 	vcpus = g_new0(struct vcpu, nr_vcpus);
+	insn_infos = g_ptr_array_new_with_free_func(g_free);
 	for (i = 0; i < nr_vcpus; i++)
 		vcpus[i].log = g_array_new(false, false, sizeof(struct discontinuity));
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
