@@ -643,14 +643,19 @@ def self_test():
         "the chain on another CPU":
             "\n".join(re.sub(r"^(\s*)1 ", r"\g<1>0 ", l) for l in lines),
     }
-    ok = True
+    missed = []
+
+    def caught(what, fails):
+        """Count @what as missed unless the check failed on it."""
+        if not fails:
+            missed.append(what)
     for what, text in broken.items():
         problems, _ = check_chain("big", trace=text)
         print("#   self-test, %s: %s" % (what, "; ".join(problems)[:200]))
-        ok &= bool(problems)
+        caught(what, problems)
     bad = no_addresses(parse("  1 ? [user] 0x401000 -> do_syscall_64+0x5/0x100\n"),
                        kernel=False)
-    ok &= bool(bad)
+    caught("a kernel address in a user-only trace", bad)
     snap = read("snapshot.trace").splitlines()
     recs = parse("\n".join(snap))
     kc = kernel_calls(recs)
@@ -669,7 +674,8 @@ def self_test():
     problems = check_snapshot("\n".join(whole), third_call_site(big))
     print("#   self-test, a snapshot made of the big run's chain: %s" %
           "; ".join(problems)[:200])
-    ok &= not problems and bool(chain)
+    if problems or not chain:
+        missed.append("(must pass) a snapshot made of the big run's chain")
     for what, text in (
             ("the third call dropped",
              [l for i, l in enumerate(snap) if i not in third]),
@@ -683,7 +689,7 @@ def self_test():
              no_b)):
         problems = check_snapshot("\n".join(text), third_call_site(big))
         print("#   self-test, snapshot with %s: %s" % (what, "; ".join(problems)[:200]))
-        ok &= bool(problems)
+        caught('snapshot with ' + what, problems)
     pipe, stats = read("lost.pipe"), read("lost.stats")
     bts_stats = read("lost.bts_stats")
     lines = pipe.splitlines()
@@ -709,7 +715,7 @@ def self_test():
              bts_stats)):
         problems, _ = check_lost(text, st, bst)
         print("#   self-test, falling behind with %s: %s" % (what, "; ".join(problems)[:200]))
-        ok &= bool(problems)
+        caught('falling behind with ' + what, problems)
     pipe, stats = read("cont.pipe"), read("cont.stats")
     kcall = [i for i, l in enumerate(pipe.splitlines()) if " -> bts_chain_a+0x0/" in l][:1]
     for what, text, st in (
@@ -721,7 +727,7 @@ def self_test():
             ("an overrun", pipe, stats.replace("overrun: 0", "overrun: 7"))):
         problems, _ = check_continuous(text, st)
         print("#   self-test, continuous with %s: %s" % (what, "; ".join(problems)[:200]))
-        ok &= bool(problems)
+        caught('continuous with ' + what, problems)
     oops = read("oops/serial.log")
     m = re.search(r"oops: CPU 1's last \d+ records follow", oops)
     for what, log in (
@@ -731,7 +737,7 @@ def self_test():
                 oops[m.end():]) if m else "")):
         problems = check_ftrace_dump(log)
         print("#   self-test, the oops with %s: %s" % (what, "; ".join(problems)[:200]))
-        ok &= bool(problems)
+        caught('the oops with ' + what, problems)
     ring = parse(read("ring.trace"))
     n = int(read("ring.n", "0").strip() or 0)
     for what, recs in (
@@ -741,7 +747,7 @@ def self_test():
                               "0xffffffff81000000")])):
         bad = not check_ring(recs, n)[0]
         print("#   self-test, the raw ring with %s: %s" % (what, "fails" if bad else "passes"))
-        ok &= bad
+        caught("the raw ring with " + what, bad)
     trace, jsonl = read("together.trace"), read("together.jsonl")
     perf = perf_branches(os.path.join(RES, "together.data"),
                          chain_info("together")[0] or 0)
@@ -761,14 +767,14 @@ def self_test():
               jsonl, perf))):
         problems = check_together(*args)
         print("#   self-test, together with %s: %s" % (what, "; ".join(problems)[:200]))
-        ok &= bool(problems)
+        caught('together with ' + what, problems)
     plugin = read("tracecmd.cont.plugin.out").splitlines()
     calls = [i for i, l in enumerate(plugin)
              if re.search(r" -> bts_chain_b\+0x0( |$)", l)][:1]
     text, _ = from_plugin("\n".join(l for i, l in enumerate(plugin) if i not in calls))
     problems, _ = check_chain("tracecmd.cont", trace=text)
     print("#   self-test, plugin's report with a call dropped: %s" % "; ".join(problems)[:200])
-    ok &= bool(problems)
+    caught("plugin's report with a call dropped", problems)
     report = read("tracecmd.report.out").splitlines()
     calls = [i for i, l in enumerate(report) if " -> bts_chain_c+0x0 " in l][:1]
     for what, text in (
@@ -780,7 +786,7 @@ def self_test():
         problems, _ = check_chain("tracecmd", trace=got)
         print("#   self-test, trace-cmd report with %s: %s" % (
             what, "; ".join(problems + wrong[:1])[:200]))
-        ok &= bool(problems or wrong)
+        caught("trace-cmd report with " + what, problems or wrong)
     log = read("oops/serial.log")
     no_fault = "\n".join(l for l in log.splitlines()
                          if "bts_chain_crash+" not in l or "asm_exc_page_fault" not in l)
@@ -789,15 +795,17 @@ def self_test():
                        ("the freeze dropped", cut)):
         problems = check_crash_dump("oops", text)
         print("#   self-test, oops dump with %s: %s" % (what, "; ".join(problems)[:200]))
-        ok &= bool(problems)
+        caught('oops dump with ' + what, problems)
     log = read("panic/serial.log")
     no_stop = "\n".join(l for l in log.splitlines() if "-> stop_this_cpu" not in l)
     problems = check_stopped_dump(no_stop)
     print("#   self-test, CPU 0's panic dump without the stop: %s" %
           "; ".join(problems)[:200])
-    ok &= bool(problems)
+    caught("CPU 0's panic dump without the stop", problems)
     results[:] = saved
-    tap(ok and calls, "self-test: the chain check fails with a call dropped or "
+    if not calls:
+        missed.append("trace-cmd report without a call of the chain to drop")
+    tap(not missed, "self-test: the chain check fails with a call dropped or "
         "on another CPU, the address check with a kernel address, the "
         "snapshot check without the trigger's call, with a return after it, "
         "a second snapshot, without the chain's start and no return into it, "
@@ -810,7 +818,8 @@ def self_test():
         "recorder's or perf's or with CPU 1's part on CPU 0, the raw ring's "
         "with a record dropped or symbolized, the ftrace dump's without it or "
         "without the chain, the crash check without the fault or the freeze, the "
-        "stopped CPU's without the stop")
+        "stopped CPU's without the stop",
+        "\n".join("not caught: " + what for what in missed))
 
 
 def main():
