@@ -3,7 +3,8 @@
  * chain: on CPU CPU, call a known chain of user functions, run the kernel
  * chain of bts_chain.ko, and open TRACE at once, which copies the flight
  * recorders' rings; write what it reads to OUT.  Prints the thread id and
- * the chain's addresses, for the checks.
+ * the chain's addresses, for the checks, and at the end how many writes
+ * the copy took: what each trace of it must show.
  *
  *	chain CPU CHAIN_FILE TRACE OUT
  */
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
 	char buf[65536];
 	int cfd, tfd, ofd;
 	cpu_set_t set;
+	int writes = 0;
 	ssize_t n;
 
 	if (argc != 5)
@@ -55,8 +57,11 @@ int main(int argc, char **argv)
 	tfd = open(argv[3], O_RDONLY);
 	if (tfd < 0)
 		return 6;
-	while ((n = read(tfd, buf, sizeof(buf))) > 0)
+	while ((n = read(tfd, buf, sizeof(buf))) > 0) {
 		if (write(ofd, buf, n) != n)
 			return 7;
+		writes++;
+	}
+	printf("writes %d\n", writes);
 	return n < 0 ? 8 : 0;
 }

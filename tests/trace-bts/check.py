@@ -326,6 +326,19 @@ def dump_branches(jsonl):
     return out, moved
 
 
+def write_calls(jsonl, perf, dump):
+    """Which of two traces of chain is wrong: the calls of write() in each,
+    against the writes chain counted (its copy's, and three more: its two
+    printf()s and the chain's trigger)."""
+    m = re.search(r"^writes (\d+)$", read("together.out"), re.M)
+    entry = {int(r["to"], 16) for r in map(json.loads, jsonl.splitlines())
+             if r.get("to_sym") in ("write", "__libc_write")}
+    return "chain made %s writes; calls of write(): %d by perf's, %d by " \
+        "bts-dump's" % (int(m.group(1)) + 3 if m else "?",
+                        sum(d in entry for _, d in perf),
+                        sum(d in entry for _, d in dump))
+
+
 def check_together(trace, jsonl, perf):
     """One run of chain, three consumers at once: bts-dump's branches
     (@jsonl), perf's (@perf, from perf_branches()) and the recorder's user
@@ -351,7 +364,8 @@ def check_together(trace, jsonl, perf):
         first = next((i for i, (p, d) in enumerate(zip(got, dump)) if p != d),
                      min(len(got), len(dump)))
         problems.append("perf's %d branches are not bts-dump's %d: first "
-                        "difference at %d" % (len(got), len(dump), first))
+                        "difference at %d; %s" % (len(got), len(dump), first,
+                                                  write_calls(jsonl, got, dump)))
     recs = [r for r in parse(trace) if r.tid() == tid and
             user(r.src) is not None and user(r.dst) is not None]
     cpu0 = [(user(r.src), user(r.dst)) for r in recs if r.cpu == 0]
