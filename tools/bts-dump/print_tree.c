@@ -2,16 +2,14 @@
 /*
  * The call-tree pictures: --format=folded, folded stacks for flame graphs
  * ("outer;inner;innermost COUNT" per line, as flamegraph.pl and
- * speedscope read them), and --format=chrome, Chrome's trace-event JSON
- * (Perfetto, about:tracing, speedscope), a per-thread timeline of calls.
+ * speedscope read them), and (print_chrome.c) --format=chrome, a
+ * per-thread timeline of calls.
  *
  * Both see a thread's calls as function names, outermost first: the
  * function of each call site on the decoder's stack (for a signal
  * handler's frame, the interrupted function), then the function the
- * thread is in.  A branch record is the unit of both: a folded line
- * counts the branches that landed in its stack, and the timeline's
- * x-axis is the record's index in the trace, not time, which the
- * picture says.
+ * thread is in.  A folded line counts the branches that landed in its
+ * stack.
  */
 #define _GNU_SOURCE
 #include <err.h>
@@ -19,38 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "print.h"
+#include "print_tree.h"
 
-/* A thread's stack of function names, interned: equal names, equal pointers. */
-struct tree_thread {
-	u64 *sites;		/* the call sites names[0..len - 1) came from */
-	const char **names;	/* the calls' functions, then the thread's */
-	unsigned int len;	/* names that hold a stack; 0: none yet */
-	unsigned int cap;
-	/* folded: the node of each name of the stack */
-	struct node **nodes;
-	/* chrome: the calls begun and not ended, outermost first */
-	const char **open;
-	unsigned int nopen;
-};
-
-/* A stack seen by --format=folded: its last name, under its parent. */
-struct node {
-	const struct node *parent;
-	const char *name;
-	u64 count;
-};
-
-struct tree {
-	void *names;		/* tsearch() tree of interned names */
-	void *index;		/* folded: nodes by (parent, name) */
-	struct node **nodes;	/* folded: in the order they appeared */
-	size_t nnodes;
-	size_t nodes_cap;
-	bool events;		/* chrome: an event was written */
-};
-
-static struct tree *tree_of(struct printer *pr)
+struct tree *tree_of(struct printer *pr)
 {
 	if (!pr->out_state)
 		pr->out_state = xcalloc(1, sizeof(struct tree));
@@ -62,7 +31,7 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-static const char *intern(struct tree *tr, const char *name)
+const char *intern(struct tree *tr, const char *name)
 {
 	char **slot = tfind(name, &tr->names, name_cmp);
 
@@ -74,7 +43,7 @@ static const char *intern(struct tree *tr, const char *name)
 	return *slot;
 }
 
-static struct tree_thread *tree_thread(struct thread *t, unsigned int len)
+struct tree_thread *tree_thread(struct thread *t, unsigned int len)
 {
 	struct tree_thread *tt = t->out;
 
@@ -97,8 +66,8 @@ static struct tree_thread *tree_thread(struct thread *t, unsigned int len)
  * (0: unknown) in the innermost.  Returns how many names at the bottom
  * stayed what they were; only the call sites that changed are looked up.
  */
-static unsigned int tree_update(struct printer *pr, struct thread *t,
-				unsigned int n, u64 at)
+unsigned int tree_update(struct printer *pr, struct thread *t,
+			 unsigned int n, u64 at)
 {
 	unsigned int i, keep = 0;
 	struct tree_thread *tt = tree_thread(t, n + 1);
@@ -129,7 +98,7 @@ static unsigned int tree_update(struct printer *pr, struct thread *t,
 	return keep + same;
 }
 
-static void tree_thread_free(struct printer *pr, struct thread *t)
+void tree_thread_free(struct printer *pr, struct thread *t)
 {
 	struct tree_thread *tt = t->out;
 
@@ -140,10 +109,11 @@ static void tree_thread_free(struct printer *pr, struct thread *t)
 	free(tt->names);
 	free(tt->nodes);
 	free(tt->open);
+	free(tt->pending);
 	free(tt);
 }
 
-static void tree_free(struct printer *pr)
+void tree_free(struct printer *pr)
 {
 	struct tree *tr = pr->out_state;
 
@@ -292,159 +262,5 @@ const struct output output_folded = {
 	.kernel		= folded_kernel,
 	.finish		= folded_finish,
 	.thread_free	= tree_thread_free,
-	.free		= tree_free,
-};
-
-/* --format=chrome */
-
-/*
- * One trace event of @t's, its time the index of the record; @arg_name, if
- * not NULL, the "name" of its "args" (a metadata event's).
- */
-static void chrome_event(struct printer *pr, const struct thread *t, char ph,
-			 const char *name, const char *arg_name)
-{
-	struct tree *tr = tree_of(pr);
-	FILE *f = pr->out;
-
-	fputs(tr->events ? ",\n" : "{\"traceEvents\":[\n", f);
-	tr->events = true;
-	fprintf(f, "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":%llu", ph,
-		t->pid, t->tid, (unsigned long long)pr->nrecords);
-	if (name) {
-		fputs(",\"name\":\"", f);
-		json_esc(f, name);
-		putc('"', f);
-	}
-	/* An instant event marks its thread's track only. */
-	if (ph == 'i')
-		fputs(",\"s\":\"t\"", f);
-	if (arg_name) {
-		fputs(",\"args\":{\"name\":\"", f);
-		json_esc(f, arg_name);
-		fputs("\"}", f);
-	}
-	putc('}', f);
-}
-
-/* The thread's track is named, and says what its x-axis is. */
-static void chrome_thread_name(struct printer *pr, const struct thread *t)
-{
-	const char *comm = proc_comm(t->proc);
-	char label[80 + COMM_MAX];
-
-	snprintf(label, sizeof(label),
-		 "%s%stid %u (x-axis: branch records, not time)",
-		 comm ? comm : "", comm ? " " : "", t->tid);
-	chrome_event(pr, t, 'M', "thread_name", label);
-}
-
-/*
- * End the calls @t has left and begin those it entered, it being at @at.
- * An E event names its call: viewers (speedscope) match them by name.
- */
-static void chrome_move(struct printer *pr, struct thread *t, u64 at)
-{
-	struct tree_thread *tt;
-	unsigned int keep = 0, i;
-
-	if (!t->out)
-		chrome_thread_name(pr, t);
-	tree_update(pr, t, t->nframes, at);
-	tt = t->out;
-	while (keep < tt->nopen && keep < tt->len &&
-	       tt->open[keep] == tt->names[keep])
-		keep++;
-	for (; tt->nopen > keep; tt->nopen--)
-		chrome_event(pr, t, 'E', tt->open[tt->nopen - 1], NULL);
-	for (i = keep; i < tt->len; i++) {
-		chrome_event(pr, t, 'B', tt->names[i], NULL);
-		tt->open[i] = tt->names[i];
-	}
-	tt->nopen = tt->len;
-}
-
-/* End all of @t's calls. */
-static void chrome_close(struct printer *pr, struct thread *t)
-{
-	struct tree_thread *tt = t->out;
-
-	for (; tt && tt->nopen; tt->nopen--)
-		chrome_event(pr, t, 'E', tt->open[tt->nopen - 1], NULL);
-}
-
-static void chrome_branch(struct printer *pr, struct thread *t,
-			  const struct branch *b)
-{
-	chrome_move(pr, t, b->to);
-}
-
-static void chrome_kernel(struct printer *pr, struct thread *t,
-			  const struct kernel *k)
-{
-	chrome_event(pr, t, 'i', k->what, NULL);
-	/* A signal handler's entry, its return, an exec: calls change. */
-	if (k->resume)
-		chrome_move(pr, t, k->resume);
-}
-
-static void chrome_lost(struct printer *pr, struct thread *t,
-			const struct lost *l)
-{
-	chrome_event(pr, t, 'i', l->what, NULL);
-}
-
-static void chrome_marker(struct printer *pr, struct thread *t,
-			  const struct marker *m)
-{
-	char name[64];
-
-	if (m->event)
-		snprintf(name, sizeof(name), "event u:%s",
-			 event_name(m->event));
-	else
-		snprintf(name, sizeof(name), "marker %u",
-			 BTS_MARKER_ID(m->r->flags));
-	chrome_event(pr, t, 'i', name, NULL);
-}
-
-static void chrome_thread(struct printer *pr, struct thread *t,
-			  unsigned int event)
-{
-	if (event == BTS_THREAD_EXIT)
-		chrome_close(pr, t);
-}
-
-/* The thread starts over (a new thread, or its id reused): end its calls. */
-static void chrome_thread_free(struct printer *pr, struct thread *t)
-{
-	chrome_close(pr, t);
-	tree_thread_free(pr, t);
-}
-
-static int chrome_finish(struct printer *pr)
-{
-	struct tree *tr = tree_of(pr);
-	struct thread *t;
-	size_t b;
-
-	/* The trace ends after its last record. */
-	pr->nrecords++;
-	hash_for_each(pr->threads, b, t, node)
-		chrome_close(pr, t);
-	fputs(tr->events ? "\n]," : "{\"traceEvents\":[],", pr->out);
-	fputs("\"otherData\":{\"x-axis\":\"the index of the branch record in the trace, not time\"}}\n",
-	      pr->out);
-	return 0;
-}
-
-const struct output output_chrome = {
-	.branch		= chrome_branch,
-	.kernel		= chrome_kernel,
-	.lost		= chrome_lost,
-	.marker		= chrome_marker,
-	.thread		= chrome_thread,
-	.finish		= chrome_finish,
-	.thread_free	= chrome_thread_free,
 	.free		= tree_free,
 };

@@ -1058,6 +1058,86 @@ def test_folded_chrome():
         "without a name, a call left open", "\n".join(bad))
 
 
+def test_chrome_time():
+    """chrome's x-axis where the kernel stamps the returns to user mode"""
+    t0 = 1_000_000_000
+
+    def stamped(ns):
+        return [rg.kernel_detail(rg.ABI_X86_64, 1, ns),
+                rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5),
+                          a("raw_write", 7))]
+    # Thread 90's records 2 and 5 are stamped 30 us apart: 10 us a record,
+    # before, between and after them.  Thread 91 (its records between 90's)
+    # has one stamp: the rate of all intervals, 90's.
+    f = write("timed.raw", rg.header() +
+              rg.maps_chunk(90, rg.maps_lines(PROG)) +
+              rg.records_chunk([rg.thread(90, 90, rg.THREAD_NEW),
+                                rg.branch(a("tramp"), a("leaf")),
+                                rg.branch(leaf_ret(), a("tramp", 5)),
+                                *stamped(t0),
+                                rg.branch(a("raw_write", 7), a("tramp", 10)),
+                                rg.thread(91, 90, rg.THREAD_NEW),
+                                rg.branch(a("tramp"), a("leaf")),
+                                *stamped(t0 + 5_000),
+                                rg.thread(90, 90),
+                                rg.branch(a("tramp", 5), a("raw_write")),
+                                *stamped(t0 + 30_000),
+                                rg.branch(a("raw_write", 7), a("tramp", 10))]))
+    rc, out, err = run(f, "--format=chrome")
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        tap(False, "chrome: time on the x-axis", str(e) + out + err)
+        return
+    bad, _ = chrome_check(doc)
+    us = t0 / 1000
+    ts = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] != "M":
+            ts.setdefault(e["tid"], []).append((e["ph"], e["name"],
+                                                round(e["ts"] - us, 3)))
+    # 90's records 0..6 at t0 + (record - 2) * 10 us; its calls end after
+    # the last, at 7.  91's at t0 + 5 us + (record - 1) * 10 us.
+    want90 = [("B", "tramp", -20.0), ("B", "leaf", -20.0),
+              ("E", "leaf", -10.0), ("i", "syscall write", 0.0),
+              ("E", "tramp", 0.0), ("B", "raw_write", 0.0),
+              ("E", "raw_write", 10.0), ("B", "tramp", 10.0),
+              ("B", "raw_write", 20.0), ("i", "syscall write", 30.0),
+              ("E", "raw_write", 40.0), ("E", "tramp", 50.0)]
+    want91 = [("B", "tramp", -5.0), ("B", "leaf", -5.0),
+              ("i", "syscall write", 5.0), ("E", "leaf", 5.0),
+              ("B", "raw_write", 5.0), ("E", "raw_write", 15.0),
+              ("E", "tramp", 15.0)]
+    got90, got91 = ts.get(90, []), ts.get(91, [])
+    names = [e["args"]["name"] for e in doc["traceEvents"]
+             if e["ph"] == "M"]
+    axis = doc.get("otherData", {}).get("x-axis", "")
+    ok = rc == 0 and not bad and got90 == want90 and got91 == want91 and \
+        len(names) == 2 and all(n.endswith("(x-axis: time)") for n in names) \
+        and axis.startswith("time")
+    tap(ok, "chrome: where the kernel stamps returns to user mode, the "
+        "x-axis is time, each record's events in between by its place "
+        "among its thread's records, before the first and after the last "
+        "at the nearest interval's rate (all threads' for a thread with "
+        "one stamp); the tracks and otherData say time",
+        "\n".join(bad) + "\n%s\n%s\n%s\n%s" % (got90, got91, names, axis) +
+        err)
+    # Planted: the same trace without its stamps has the record axis.
+    f = write("untimed.raw", rg.header() +
+              rg.maps_chunk(90, rg.maps_lines(PROG)) +
+              rg.records_chunk([r for r in [rg.thread(90, 90, rg.THREAD_NEW),
+                                            rg.branch(a("tramp"), a("leaf")),
+                                            *stamped(t0)[1:]]]))
+    rc, out, err = run(f, "--format=chrome")
+    doc = json.loads(out) if rc == 0 else {}
+    names = [e["args"]["name"] for e in doc.get("traceEvents", [])
+             if e["ph"] == "M"]
+    tap(rc == 0 and names and "not time" in names[0] and
+        "not time" in doc["otherData"]["x-axis"],
+        "chrome: a trace without the kernel's stamps keeps the record "
+        "index as its x-axis, and says so", out + err)
+
+
 def test_usage():
     p = subprocess.run([BTS_DUMP, "--format=nope", "-i", "x"],
                        capture_output=True, text=True)
@@ -1105,7 +1185,7 @@ def test_symtab():
 
 
 for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
-          test_folded_chrome, test_pie,
+          test_folded_chrome, test_chrome_time, test_pie,
           test_demangle, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_unknown_pseudo,
