@@ -58,7 +58,7 @@ bool ds_maps_wanted(void)
  * kernel it never came back from (exit_group(), a fatal signal), with
  * nowhere it resumed.  Only the task's own streams get it: a CPU's sees
  * tasks come and go.  Context: current, exiting, interrupts off, its
- * records drained.
+ * records drained and the CPU paused: the streams' one writer.
  */
 static void ds_end_kernel_time(const struct ds_set *set)
 {
@@ -670,6 +670,7 @@ EXPORT_SYMBOL_GPL(ds_bts_status);
  */
 void ds_exit_thread(struct task_struct *tsk)
 {
+	struct ds_state *st;
 	struct ds_set *set;
 	unsigned int i;
 
@@ -688,13 +689,18 @@ void ds_exit_thread(struct task_struct *tsk)
 		return;
 	/*
 	 * The task's last records, while its streams are still published:
-	 * user-only ones end with the kernel time it exits in.
+	 * user-only ones end with the kernel time it exits in, appended
+	 * with the CPU paused, where a threshold NMI leaves the staged
+	 * records to us instead of splaying them into the same streams.
 	 */
 	local_irq_disable();
-	ds_sync_local(NULL);
+	st = this_cpu_ptr(&ds_cpu.st);
+	ds_state_pause(st);
+	ds_state_drain(st, current);
 	set = rcu_dereference_sched(tsk->thread.ds_consumers);
 	if (set && test_thread_flag(TIF_BTS_USER))
 		ds_end_kernel_time(set);
+	ds_state_unpause(st, current);
 	local_irq_enable();
 	mutex_lock(&ds_mutex);
 	set = rcu_dereference_protected(tsk->thread.ds_consumers,
