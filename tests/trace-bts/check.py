@@ -15,6 +15,11 @@ import sys
 
 from taplib import read_in, results, tap
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from perf_samples import perf_samples  # noqa: E402
+from perf_samples import self_test as perf_samples_self_test  # noqa: E402
+
 RES = sys.argv[1]
 CPU = 1
 CHAIN_CALLS = [("bts_chain_write", "bts_chain_a"), ("bts_chain_a", "bts_chain_b"),
@@ -287,30 +292,19 @@ def branches(text):
     return out
 
 
-PERF_LINE = re.compile(r"^\s*(\d+)\s+([0-9a-f]+)\s+=>\s+([0-9a-f]+)\s*$")
-
-
 def perf_branches(path, tid):
     """@tid's user-to-user branches in perf's branches:u samples at @path
     (a crossing has its kernel end zeroed) since it exec'd chain (before,
-    it ran bts-dump's child), or an error's text."""
+    it ran bts-dump's child), each once (perf_samples.py), or an error's
+    text."""
     try:
-        out = subprocess.run(["perf", "script", "-f", "-i", path, "--tid",
-                              str(tid), "--comms", "chain", "-F",
-                              "tid,ip,addr"],
-                             capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        samples, _, err = perf_samples(path, ["--tid", str(tid), "--comms",
+                                              "chain"])
+    except (OSError, ValueError, subprocess.TimeoutExpired,
+            RuntimeError) as e:
         return None, str(e)
-    if out.returncode:
-        return None, out.stderr[-500:]
-    got = []
-    for line in out.stdout.splitlines():
-        m = PERF_LINE.match(line)
-        if m and int(m.group(1)) == tid:
-            src, dst = int(m.group(2), 16), int(m.group(3), 16)
-            if src and dst:
-                got.append((src, dst))
-    return got, out.stderr
+    return [(src, dst) for t, _, src, dst in samples
+            if t == tid and src and dst], err
 
 
 def dump_branches(jsonl):
@@ -776,6 +770,9 @@ def self_test():
                         if i not in middle), jsonl, perf)),
             ("a branch dropped from perf's",
              (trace, jsonl, (perf[0][:-1] if perf[0] else None, perf[1]))),
+            ("five of perf's branches twice",
+             (trace, jsonl, (perf[0][:100] + perf[0][95:] if perf[0] else None,
+                             perf[1]))),
             ("chain's branches on CPU 1 given to CPU 0",
              (re.sub(r"(?m)^(\s*)1(\s+%s/)" % tid, r"\g<1>0\2", trace),
               jsonl, perf))):
@@ -816,6 +813,8 @@ def self_test():
     print("#   self-test, CPU 0's panic dump without the stop: %s" %
           "; ".join(problems)[:200])
     caught("CPU 0's panic dump without the stop", problems)
+    if not perf_samples_self_test():
+        missed.append("perf_samples.py's folding of made-up files")
     results[:] = saved
     if not calls:
         missed.append("trace-cmd report without a call of the chain to drop")
@@ -829,7 +828,9 @@ def self_test():
         "miscounted, no loss in the layer, records left in the stream, none "
         "after the last loss or no call of the spin's function, the plugin's report check without a call, the trace-cmd check without a call or with a "
         "wrong pid, the three consumers' check without a branch of the "
-        "recorder's or perf's or with CPU 1's part on CPU 0, the raw ring's "
+        "recorder's or perf's, five of perf's twice or with CPU 1's part on "
+        "CPU 0 (perf_samples.py folding only perf record's re-reads), the "
+        "raw ring's "
         "with a record dropped or symbolized, the ftrace dump's without it or "
         "without the chain, the crash check without the fault or the freeze, the "
         "stopped CPU's without the stop",
