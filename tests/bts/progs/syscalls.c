@@ -6,7 +6,8 @@
  * moves between the two CPUs (per-thread tracing must follow the task).
  * In a user-only trace none of this adds a user->user branch: each
  * syscall/int is a user->kernel record at most, and the return to user
- * space runs at CPL 0.
+ * space runs at CPL 0.  Then stop_here(), where the gdb test stops
+ * recording.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -22,6 +23,12 @@ noipa long getpid_int80(void)
 	/* 20 is getpid in the i386 system call table. */
 	asm volatile("int $0x80" : "=a" (ret) : "a" (20L) : "memory");
 	return ret;
+}
+
+/* Where the gdb test stops recording. */
+noipa void stop_here(void)
+{
+	asm volatile("");
 }
 
 static void move_to(int cpu)
@@ -50,6 +57,7 @@ int main(void)
 		move_to(i & 1);
 		nanosleep(&ms, NULL);
 	}
+	stop_here();
 	printf("syscalls ok\n");
 	return 0;
 }
