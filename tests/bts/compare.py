@@ -54,6 +54,11 @@ from the returning one if there is none; where any other branch, or the
 flow, goes to another function, on the same level; levels counted from
 the shallowest.
 
+Where a user-only trace has no branch into the code that ran next (the
+kernel entered a signal handler), gdb's decoder walks past its end and
+prints a decode error (see gdb-insn): the call history is compared up to
+that first gap, after which gdb guesses how the segments connect.
+
 calls: print that call tree, one "<indent>FUNC" per line, two spaces a
 level: what gdb's function-call-history /c and bts-dump --calls show.
 
@@ -64,7 +69,10 @@ instructions the oracle's branches imply, read from the program's code
 (objdump): from where gdb's first one is (which must be in the --start
 function, before its first branch) to the first branch's source, then
 from each branch's target to the next one's source, to the return from
-the --until function.
+the --until function.  A walk that passes its end without landing on
+it is a gap, which gdb shows as "[decode error (1): instruction
+overflow]": gdb walks the code one instruction after the other, as BTS
+records leave it to.
 
 Prints TAP diagnostics ("# ...") and exits 0 on a match, 1 otherwise.
 """
@@ -404,10 +412,19 @@ def branch_kind(mnem):
 
 
 def gdb_expected(oracle, binary, start, until):
-    """The call history the oracle's branches imply, as (level, FUNC)."""
+    """The call history the oracle's branches imply, as (level, FUNC), up
+    to gdb's first decode error (gdb_blocks()), if there is one: gdb then
+    bridges the gap by guesses of its own (btrace_bridge_gaps()), which
+    this does not model.  The branch into the walk that failed starts no
+    segment: gdb starts one at an instruction.  And the index of the
+    branch that ends that walk, None without a gap."""
     sym = Symbols(binary)
     first, last = gdb_window(oracle, sym, start, until)
     insns = insn_addrs(binary)
+    _, gap = gdb_blocks(oracle, first, last, insns,
+                        sym.range(start)[0])
+    if gap is not None:
+        last = gap - 1
 
     def func(addr):
         return sym.name(addr).split("+")[0]
@@ -426,7 +443,7 @@ def gdb_expected(oracle, binary, start, until):
             calls.segs[-1]["last"] = kind
             continue
         calls.branch(kind, func(to), "+" not in sym.name(to))
-    return calls.history()
+    return calls.history(), gap
 
 
 def insn_addrs(binary):
@@ -437,7 +454,31 @@ def insn_addrs(binary):
                   re.finditer(r"^\s+([0-9a-f]+):\t", out, re.M))
 
 
-GDB_INSN = re.compile(r"^(\d+)\t(?:=> )?\s*0x([0-9a-f]+) ")
+GDB_INSN = re.compile(r"^(\d+)\t(?:=> )?\s*0x([0-9a-f]+)[ :]")
+GDB_GAP = re.compile(r"^(\d+)\t\[decode error \(\d+\): [^]]*\]$")
+
+
+def gdb_blocks(oracle, first, last, addrs, pc):
+    """The instructions gdb's BTS decoder walks (gdb/btrace.c,
+    btrace_compute_ftrace_bts()): from @pc to the source of the window's
+    first branch, then from each branch's target to the next one's
+    source, one instruction after the other.  A walk that passes its end
+    without landing on it (a signal handler entered by the kernel, which
+    a user-only trace shows no branch to) is a gap, None, where gdb says
+    "decode error (1): instruction overflow".  Returns the addresses and
+    gaps, and the index of the branch that ends the first walk with a
+    gap (None without one)."""
+    out, gap = [], None
+    for i, (frm, to, _) in enumerate(oracle[first:last + 1], first):
+        walk = addrs[bisect.bisect_left(addrs, pc):
+                     bisect.bisect_right(addrs, frm)]
+        out += walk
+        if not walk or walk[-1] != frm:
+            out.append(None)
+            if gap is None:
+                gap = i
+        pc = to
+    return out, gap
 
 
 def cmd_gdb_insn(args):
@@ -447,37 +488,37 @@ def cmd_gdb_insn(args):
     start = next((i for i, x in enumerate(lines)
                   if x == "-- instruction-history"), None)
     for line in lines[start + 1:] if start is not None else []:
-        m = GDB_INSN.match(line)
+        m = GDB_INSN.match(line) or GDB_GAP.match(line)
         if not m or int(m[1]) != len(got) + 1:
             break
-        got.append(int(m[2], 16))
+        got.append(int(m[2], 16) if m.re is GDB_INSN else None)
     if not got:
         diag("gdb printed no instruction history")
         return False
     oracle, _ = read_oracle(args.oracle)
     sym = Symbols(args.binary)
     first, last = gdb_window(oracle, sym, args.start, args.until)
-    if not (sym.range(args.start)[0] <= got[0] <= oracle[first][0]):
-        diag(f"gdb's history starts at {got[0]:#x}, not in {args.start} "
+    if got[0] is None or \
+            not sym.range(args.start)[0] <= got[0] <= oracle[first][0]:
+        diag(f"gdb's history starts at {got[0]}, not in {args.start} "
              f"before its first branch")
         return False
-    addrs = insn_addrs(args.binary)
-    want, at = [], got[0]
-    for frm, to, _ in oracle[first:last + 1]:
-        want += addrs[bisect.bisect_left(addrs, at):
-                      bisect.bisect_right(addrs, frm)]
-        at = to
+    want, _ = gdb_blocks(oracle, first, last, insn_addrs(args.binary),
+                         got[0])
     if got == want:
-        diag(f"gdb instruction history: {len(got)} instructions as the "
-             f"oracle's branches imply")
+        diag(f"gdb instruction history: {len(got)} instructions and gaps "
+             f"({want.count(None)}) as the oracle's branches imply")
         return True
     n = next((i for i, (g, w) in enumerate(zip(got, want)) if g != w),
              min(len(got), len(want)))
     diag(f"gdb instruction history ({len(got)}) differs from the oracle's "
          f"({len(want)}) at #{n + 1}:")
+    def name(insns, i):
+        if i >= len(insns):
+            return "(end)"
+        return "(gap)" if insns[i] is None else sym.name(insns[i])
     for i in range(max(0, n - 3), min(max(len(got), len(want)), n + 4)):
-        g = sym.name(got[i]) if i < len(got) else "(end)"
-        w = sym.name(want[i]) if i < len(want) else "(end)"
+        g, w = name(got, i), name(want, i)
         diag(f"{'  ' if g == w else '! '}{i + 1:4} got {g:28} want {w}")
     return False
 
@@ -485,7 +526,7 @@ def cmd_gdb_insn(args):
 def cmd_calls(args):
     oracle, _ = read_oracle(args.oracle)
     for lv, name in gdb_expected(oracle, args.binary, args.start,
-                                 args.until):
+                                 args.until)[0]:
         print("  " * lv + name)
     return True
 
@@ -493,21 +534,34 @@ def cmd_calls(args):
 def cmd_gdb(args):
     # The history is the run of lines numbered 1, 2, 3, ...; gdb's other
     # output (source lines such as "54\t{") does not continue a run.
-    got = []
+    got, gap_next = [], False
     with open(args.gdb) as f:
         for line in f:
             m = GDB_LINE.match(line.rstrip("\n"))
             if m and int(m[1]) == len(got) + 1:
                 got.append((len(m[2]), m[3]))
             elif got:
+                m = GDB_GAP.match(line.rstrip("\n"))
+                gap_next = bool(m) and int(m[1]) == len(got) + 1
                 break
     oracle, _ = read_oracle(args.oracle)
-    want = [(2 * lv, name) for lv, name in
-            gdb_expected(oracle, args.binary, args.start,
-                         args.until)]
-    if got == want:
-        diag(f"gdb call history: {len(got)} segments as expected")
+    history, gap = gdb_expected(oracle, args.binary, args.start,
+                                args.until)
+    want = [(2 * lv, name) for lv, name in history]
+    if gap is not None and got:
+        # gdb counts levels from the shallowest of the whole history,
+        # after the gaps too: the prefix's own shallowest is its 0.
+        low = min(ind for ind, _ in got)
+        got = [(ind - low, name) for ind, name in got]
+    if got == want and gap_next == (gap is not None):
+        diag(f"gdb call history: {len(got)} segments as expected" +
+             (", then its first decode error" if gap_next else ""))
         return True
+    if got == want:
+        diag("gdb's call history %s a decode error after its %d segments" %
+             ("goes on without" if gap is not None else "ends in",
+              len(got)))
+        return False
     if not got:
         diag("gdb printed no call history; its errors:")
         if args.errors:

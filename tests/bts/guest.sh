@@ -174,6 +174,7 @@ for tool in "$@"; do
 			-ex 'set record function-call-history-size unlimited' \
 			-ex 'set record instruction-history-size unlimited' \
 			-ex 'set record btrace bts buffer-size 4194304' \
+			-ex 'handle SIGUSR1 SIGUSR2 SIGILL nostop noprint pass' \
 			-ex 'break main' -ex run \
 			-ex 'record btrace bts' \
 			-ex 'break stop_here' -ex continue -ex finish \

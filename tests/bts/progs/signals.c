@@ -8,7 +8,8 @@
  * In a user-only branch trace the entry into a handler is not a branch
  * (the kernel's iret/sysret to the handler runs at CPL 0); the handler's
  * ret to the signal restorer is, and the restorer's rt_sigreturn is a
- * syscall whose return to the interrupted code again is not.
+ * syscall whose return to the interrupted code again is not.  Then
+ * stop_here(), where the gdb test stops recording.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -44,6 +45,12 @@ noipa void on_ill(int sig, siginfo_t *si, void *uc_void)
 	ill_hits++;
 }
 
+/* Where the gdb test stops recording. */
+noipa void stop_here(void)
+{
+	asm volatile("");
+}
+
 static void handle(int sig, void (*fn)(int))
 {
 	struct sigaction sa;
@@ -75,6 +82,7 @@ int main(void)
 	asm volatile("ud2");
 
 	CHECK(usr1_hits == 3 && usr2_hits == 2 && ill_hits == 1);
+	stop_here();
 	printf("signals ok\n");
 	return 0;
 }
