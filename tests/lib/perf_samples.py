@@ -10,12 +10,13 @@ round ends.  When the kernel publishes samples between the two reads, they
 are copied to perf.data in this round and again in the next.  Under TCG
 the window is wide enough to see it about once in ten runs.
 
-The kernel writes a BTS drain's samples with one perf_output_begin(), one
-time stamp and one publication of data_head, so their copy in perf.data
-is contiguous, within one round.  The same samples on both sides of a
-PERF_RECORD_FINISHED_ROUND, byte for byte, are that re-read; only those
-are counted once.  Anything else that repeats (a batch delivered twice by
-the kernel has another time stamp) is left for the comparison to catch.
+The kernel writes each run of BTS samples with one perf_output_begin(),
+one time stamp and one publication of data_head, so its copy in perf.data
+is contiguous, within one round.  The same samples in two adjacent rounds,
+byte for byte, are that re-read; only those are counted once.  Anything
+else that repeats (a batch delivered twice by the kernel has another time
+stamp; a copy rounds later is perf record falling behind) is left for the
+comparison to catch.
 
 As a command: perf_samples.py DATA [perf script options] prints the
 branches as "FROM => TO" lines, and on standard error how many groups it
@@ -50,7 +51,7 @@ def sample_type(data):
 
 def rereads(data):
     """{(tid, time): n}: the groups of n samples of a tid and a time that
-    perf.data @data holds twice, in two rounds, byte for byte."""
+    perf.data @data holds twice, in two adjacent rounds, byte for byte."""
     stype = sample_type(data)
     if not stype & SAMPLE_TID or not stype & SAMPLE_TIME:
         raise ValueError("samples without tid or time: %#x" % stype)
@@ -72,9 +73,9 @@ def rereads(data):
     for key, parts in groups.items():
         if len(parts) != 2:
             continue
-        first, second = (parts[r] for r in sorted(parts))
-        if first == second:
-            out[key] = len(first)
+        r1, r2 = sorted(parts)
+        if r2 == r1 + 1 and parts[r1] == parts[r2]:
+            out[key] = len(parts[r1])
     return out
 
 
@@ -117,6 +118,9 @@ def perf_samples(path, args=(), timeout=300):
             samples.append((int(m.group(1)),
                             int(m.group(2)) * 10**9 + int(m.group(3)),
                             int(m.group(4), 16), int(m.group(5), 16)))
+        elif line.strip():
+            raise RuntimeError("perf script printed a line that is no "
+                               "branch sample: %r" % line)
     samples, folded = fold(samples, twice)
     return samples, folded, out.stderr
 
@@ -147,6 +151,8 @@ def self_test():
     S = [(7, 5, 0x10, 1), (7, 5, 0x20, 1)]
     cases = (
         ("a re-read", [a, b, None, a, b], S + S, S, 1),
+        ("the same samples two rounds later", [a, b, None, None, a, b],
+         S + S, S + S, 0),
         ("a tight loop", [a, a, None, c], [S[0], S[0]], [S[0], S[0]], 0),
         ("the batch again later", [a, b, None, c],
          S + [(7, 6, 0x10, 1)], S + [(7, 6, 0x10, 1)], 0),

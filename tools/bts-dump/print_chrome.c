@@ -10,7 +10,9 @@
  * event between two of a thread's stamps gets the time its record's place
  * among the thread's records gives, linearly; before its first stamp and
  * after its last, at the rate of the nearest interval (of all threads',
- * for a thread with a single stamp or none).  An event waits in its
+ * for a thread with a single stamp or none).  Entries into the kernel
+ * are not stamped, so an interval's time in the kernel at its end (a
+ * sleep) is spread over its records too.  An event waits in its
  * thread's queue until the stamp after it has come.  A trace in which a
  * thread ended, or CHROME_UNTIMED_MAX events went by, before any stamp
  * came (a raw file from a kernel without them) keeps the record's index
