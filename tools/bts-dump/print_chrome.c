@@ -13,7 +13,9 @@
  * for a thread with a single stamp or none).  Entries into the kernel
  * are not stamped, so an interval's time in the kernel at its end (a
  * sleep) is spread over its records too.  An event waits in its
- * thread's queue until the stamp after it has come.  A trace in which a
+ * thread's queue until the stamp after it has come, or until
+ * CHROME_UNTIMED_MAX of them wait: then they go at the guessed rate, and
+ * a track's time never goes back.  A trace in which a
  * thread ended, or CHROME_UNTIMED_MAX events went by, before any stamp
  * came (a raw file from a kernel without them) keeps the record's index
  * in the trace as its x-axis.  The tracks' names and the document's
@@ -110,10 +112,21 @@ static void chrome_flush_n(struct printer *pr, struct thread *t, size_t n)
 	struct tree *tr = tree_of(pr);
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		chrome_write(pr, t, &tt->pending[i],
-			     tr->axis == CHROME_AXIS_TIME ?
-			     chrome_time(tr, tt, tt->pending[i].at) : 0);
+	for (i = 0; i < n; i++) {
+		u64 ns = 0;
+
+		if (tr->axis == CHROME_AXIS_TIME) {
+			/*
+			 * Never back on a track: a queue written early at
+			 * a guessed rate (see chrome_event()) may meet a
+			 * slower one when the next stamp comes.
+			 */
+			ns = max(chrome_time(tr, tt, tt->pending[i].at),
+				 tt->written_ns);
+			tt->written_ns = ns;
+		}
+		chrome_write(pr, t, &tt->pending[i], ns);
+	}
 	memmove(tt->pending, tt->pending + n,
 		(tt->npending - n) * sizeof(*tt->pending));
 	tt->npending -= n;
@@ -199,6 +212,10 @@ static void chrome_event(struct printer *pr, struct thread *t, char ph,
 	else if (tr->axis == CHROME_AXIS_UNDECIDED &&
 		 ++tr->untimed > CHROME_UNTIMED_MAX)
 		chrome_untimed(pr);
+	else if (tr->axis == CHROME_AXIS_TIME &&
+		 tt->npending > CHROME_UNTIMED_MAX)
+		/* Bounded: a thread that goes without stamps gets a guess. */
+		chrome_flush(pr, t, ~0ULL);
 }
 
 /* The kernel's stamp of @t's current record: @ns. */

@@ -29,6 +29,7 @@ struct tree_thread {
 	size_t pending_cap;
 	/* chrome: how many times it has, its last and last but one (record, ns) */
 	unsigned int ntimes;
+	u64 written_ns;		/* the time of its last event written */
 	u64 prev_at, prev_ns;
 	u64 last_at, last_ns;
 };

@@ -1122,6 +1122,30 @@ def test_chrome_time():
         "one stamp); the tracks and otherData say time",
         "\n".join(bad) + "\n%s\n%s\n%s\n%s" % (got90, got91, names, axis) +
         err)
+    # A thread that goes 70,000 records without a stamp has its events
+    # written at a guessed rate (its last interval's, 1 us a record) once
+    # 65,536 wait; the next stamp, 10 us later, says it was faster: the
+    # events after it must not go back on the track.
+    loop = [rg.branch(a("tramp"), a("leaf")),
+            rg.branch(leaf_ret(), a("tramp", 5))] * 35000
+    f = write("guessed.raw", rg.header() +
+              rg.maps_chunk(90, rg.maps_lines(PROG)) +
+              rg.records_chunk([rg.thread(90, 90, rg.THREAD_NEW),
+                                *stamped(t0), *stamped(t0 + 1_000),
+                                *loop, *stamped(t0 + 11_000),
+                                rg.branch(a("raw_write", 7),
+                                          a("tramp", 10))]))
+    rc, out, err = run(f, "--format=chrome")
+    doc = json.loads(out) if rc == 0 else {}
+    bad, stacks = chrome_check(doc)
+    times = [ts for ts, _ in stacks.get((90, 90), [])]
+    tap(rc == 0 and not bad and len(times) > 70000 and
+        max(times) - us >= 60_000,
+        "chrome: a thread's events held past 65,536 without a stamp are "
+        "written at a guessed rate, and the track never goes back when "
+        "the next stamp says otherwise",
+        "\n".join(bad[:5]) + "\n%d events, last at %s" % (
+            len(times), max(times) - us if times else None) + err)
     # Planted: the same trace without its stamps has the record axis.
     f = write("untimed.raw", rg.header() +
               rg.maps_chunk(90, rg.maps_lines(PROG)) +
