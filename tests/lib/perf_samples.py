@@ -20,8 +20,8 @@ comparison to catch.
 
 As a command: perf_samples.py DATA [perf script options] prints the
 branches as "FROM => TO" lines, and on standard error how many groups it
-counted once.  perf_samples.py --self-test checks the folding on made-up
-files.
+counted once.  self_test() checks the folding on made-up files
+(tests/trace-bts/check.py --self-test runs it).
 """
 import re
 import struct
@@ -169,8 +169,6 @@ def self_test():
 
 
 def main():
-    if sys.argv[1:] == ["--self-test"]:
-        return 0 if self_test() else 1
     try:
         samples, folded, err = perf_samples(sys.argv[1], sys.argv[2:])
     except (OSError, ValueError, subprocess.TimeoutExpired,

@@ -159,6 +159,7 @@ static u64 chrome_next_seq(const struct thread *t)
  */
 static void chrome_untimed(struct printer *pr)
 {
+	struct tree_thread *ft;
 	struct thread *t, *first;
 	u64 seq, next;
 	size_t b, i;
@@ -182,9 +183,8 @@ static void chrome_untimed(struct printer *pr)
 		if (!first)
 			return;
 		/* Its events up to where another thread's come first. */
-		for (i = 0; i < ((struct tree_thread *)first->out)->npending &&
-		     ((struct tree_thread *)first->out)->pending[i].seq <= next;
-		     i++)
+		ft = first->out;
+		for (i = 0; i < ft->npending && ft->pending[i].seq <= next; i++)
 			;
 		chrome_flush_n(pr, first, i);
 	}
@@ -240,7 +240,7 @@ static void chrome_stamp(struct printer *pr, struct thread *t, u64 ns)
 	tt->prev_ns = tt->last_ns;
 	tt->last_at = tt->nrec;
 	/* CLOCK_MONOTONIC: a stamp never goes back. */
-	tt->last_ns = ns > tt->prev_ns ? ns : tt->prev_ns;
+	tt->last_ns = max(ns, tt->prev_ns);
 	tt->ntimes++;
 	tr->span_ns += tt->last_ns - tt->prev_ns;
 	tr->span_rec += tt->last_at - tt->prev_at;
@@ -249,15 +249,26 @@ static void chrome_stamp(struct printer *pr, struct thread *t, u64 ns)
 		chrome_flush(pr, t, tt->last_at - 1);
 }
 
-/* The thread's track is named, and says what its x-axis is. */
-static void chrome_thread_name(struct printer *pr, struct thread *t)
+/* @t's track, named (chrome_write() says what its x-axis is) first. */
+static void chrome_track(struct printer *pr, struct thread *t)
 {
-	const char *comm = proc_comm(t->proc);
+	const char *comm;
 	char label[80 + COMM_MAX];
 
+	if (t->out)
+		return;
+	comm = proc_comm(t->proc);
 	snprintf(label, sizeof(label), "%s%stid %u", comm ? comm : "",
 		 comm ? " " : "", t->tid);
 	chrome_event(pr, t, 'M', intern(tree_of(pr), label));
+}
+
+/* An instant event on @t's track: a system call, a loss, a marker. */
+static void chrome_instant(struct printer *pr, struct thread *t,
+			   const char *name)
+{
+	chrome_track(pr, t);
+	chrome_event(pr, t, 'i', intern(tree_of(pr), name));
 }
 
 /*
@@ -269,8 +280,7 @@ static void chrome_move(struct printer *pr, struct thread *t, u64 at)
 	struct tree_thread *tt;
 	unsigned int keep = 0, i;
 
-	if (!t->out)
-		chrome_thread_name(pr, t);
+	chrome_track(pr, t);
 	tree_update(pr, t, t->nframes, at);
 	tt = t->out;
 	while (keep < tt->nopen && keep < tt->len &&
@@ -315,11 +325,10 @@ static void chrome_branch(struct printer *pr, struct thread *t,
 static void chrome_kernel(struct printer *pr, struct thread *t,
 			  const struct kernel *k)
 {
-	if (!t->out)
-		chrome_thread_name(pr, t);
+	chrome_track(pr, t);
 	if (k->have_detail)
 		chrome_stamp(pr, t, k->time);
-	chrome_event(pr, t, 'i', intern(tree_of(pr), k->what));
+	chrome_instant(pr, t, k->what);
 	/* A signal handler's entry, its return, an exec: calls change. */
 	if (k->resume)
 		chrome_move(pr, t, k->resume);
@@ -329,9 +338,7 @@ static void chrome_kernel(struct printer *pr, struct thread *t,
 static void chrome_lost(struct printer *pr, struct thread *t,
 			const struct lost *l)
 {
-	if (!t->out)
-		chrome_thread_name(pr, t);
-	chrome_event(pr, t, 'i', intern(tree_of(pr), l->what));
+	chrome_instant(pr, t, l->what);
 	chrome_next(t);
 }
 
@@ -340,15 +347,13 @@ static void chrome_marker(struct printer *pr, struct thread *t,
 {
 	char name[64];
 
-	if (!t->out)
-		chrome_thread_name(pr, t);
 	if (m->event)
 		snprintf(name, sizeof(name), "event u:%s",
 			 event_name(m->event));
 	else
 		snprintf(name, sizeof(name), "marker %u",
 			 BTS_MARKER_ID(m->r->flags));
-	chrome_event(pr, t, 'i', intern(tree_of(pr), name));
+	chrome_instant(pr, t, name);
 	chrome_next(t);
 }
 
