@@ -736,6 +736,40 @@ def debugctl_check(off, on, diag):
             bool(on_t) and all(v & DEBUGCTL_BTS_OFF_OS for v in on_t))
 
 
+def order_check(path, diag, grouped=False):
+    """bts-dump's jsonl of several threads is in time order: the kernel's
+    stamps of the returns to user mode never go back from one line to the
+    next, whatever thread each is of, and the threads' runs interleave.
+    @grouped: each thread's lines together first, in the order the
+    threads appear, as a bts-dump that prints them as read would (the
+    self-test: it must fail)."""
+    with open(path) as f:
+        recs = [json.loads(x) for x in f if x.strip()]
+    recs = [r for r in recs if "tid" in r]
+    if grouped:
+        first = {}
+        for i, r in enumerate(recs):
+            first.setdefault(r["tid"], i)
+        recs.sort(key=lambda r: first[r["tid"]])
+    tids = {r["tid"] for r in recs}
+    last, runs, prev = None, 0, None
+    for i, r in enumerate(recs):
+        runs += r["tid"] != prev
+        prev = r["tid"]
+        if r["kind"] != "kernel" or "time" not in r:
+            continue
+        if last and r["time"] < last[1]:
+            diag(f"line {i + 1}: tid {r['tid']} returned to user mode at "
+                 f"{r['time']}, before tid {last[0]}'s return at {last[1]} "
+                 f"on an earlier line")
+            return False
+        last = (r["tid"], r["time"])
+    if len(tids) < 2 or runs <= len(tids):
+        diag(f"{len(tids)} threads in {runs} runs: nothing was interleaved")
+        return False
+    return True
+
+
 def tap_check(lines, require, diag):
     """TAP output of a helper (abi.c): a plan, tests numbered 1..N, every
     one "ok" without a SKIP or TODO directive, no "Bail out!", and an ok
@@ -1299,6 +1333,9 @@ def main():
     dc = sub.add_parser("debugctl")
     dc.add_argument("off")
     dc.add_argument("on")
+    od = sub.add_parser("order")
+    od.add_argument("jsonl")
+    od.add_argument("--grouped", action="store_true")
     st = sub.add_parser("self-test")
     st.add_argument("oracle")
     st.add_argument("--binary", required=True)
@@ -1325,6 +1362,8 @@ def main():
                 sys.exit(1)
             vals.append([int(x) for x in lines])
         sys.exit(0 if debugctl_check(*vals, diag) else 1)
+    if a.cmd == "order":
+        sys.exit(0 if order_check(a.jsonl, diag, a.grouped) else 1)
     if a.cmd == "pid":
         sys.exit(0 if pid_check(Dump(a.jsonl), a.pid, diag) else 1)
     if a.cmd == "calls":

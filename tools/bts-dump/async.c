@@ -19,169 +19,74 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bts-dump.h"
 
-enum call {
-	CALL_RECORDS,
-	CALL_MAPS,
-	CALL_MEMORY,
-	CALL_EXIT,
-	CALL_EVENT_FORMAT,
-	CALL_COMM,
-};
-
-struct queued {
-	struct queued *next;
-	enum call call;
-	u32 id;			/* stream, pid or event id */
-	u32 arg;		/* ppid or generation */
-	u64 addr;
-	int status;
-	size_t len;		/* of @data, in bytes */
-	unsigned char data[];
-};
-
 struct async_sink {
-	struct sink sink;
+	struct call_sink in;
 	struct sink *next;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t queued_cond;	/* the queue got a call, or closed */
 	pthread_cond_t room_cond;	/* the queue got room */
-	struct queued *head, **tail;
+	struct sink_call *head, **tail;
 	size_t bytes;
 	size_t max_bytes;
 	bool closed;
 	int error;
 };
 
-static int async_queue(struct async_sink *a, enum call call, u32 id,
-		       u32 arg, u64 addr, int status, const void *data,
-		       size_t len)
+static int async_take(struct call_sink *cs, struct sink_call *c)
 {
-	struct queued *q = xmalloc(sizeof(*q) + len);
+	struct async_sink *a = (struct async_sink *)cs;
 	int error;
-
-	q->next = NULL;
-	q->call = call;
-	q->id = id;
-	q->arg = arg;
-	q->addr = addr;
-	q->status = status;
-	q->len = len;
-	memcpy(q->data, data, len);
 
 	pthread_mutex_lock(&a->lock);
 	/* One call larger than the bound is let through an empty queue. */
-	while (a->bytes && a->bytes + len > a->max_bytes && !a->error)
+	while (a->bytes && a->bytes + c->len > a->max_bytes && !a->error)
 		pthread_cond_wait(&a->room_cond, &a->lock);
 	error = a->error;
 	if (!error) {
-		*a->tail = q;
-		a->tail = &q->next;
-		a->bytes += len;
+		*a->tail = c;
+		a->tail = &c->next;
+		a->bytes += c->len;
 		pthread_cond_signal(&a->queued_cond);
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (error)
-		free(q);
+		free(c);
 	return error;
-}
-
-static int async_call(struct sink *s, const struct queued *q)
-{
-	switch (q->call) {
-	case CALL_RECORDS:
-		return s->records(s, q->id, (const void *)q->data,
-				  q->len / sizeof(struct bts_record));
-	case CALL_MAPS:
-		return s->maps(s, q->id, q->arg, (const char *)q->data, q->len);
-	case CALL_MEMORY:
-		return s->memory(s, q->id, q->addr, q->data, q->len);
-	case CALL_EXIT:
-		return s->exit(s, q->id, q->status, (const char *)q->data,
-			       q->len);
-	case CALL_EVENT_FORMAT:
-		return s->event_format(s, q->id, q->arg, (const char *)q->data,
-				       q->len);
-	case CALL_COMM:
-		return s->comm(s, q->id, (const char *)q->data, q->len);
-	}
-	return -1;
 }
 
 static void *async_thread(void *arg)
 {
 	struct async_sink *a = arg;
-	struct queued *q;
+	struct sink_call *c;
 	int error;
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		while (!a->head && !a->closed)
 			pthread_cond_wait(&a->queued_cond, &a->lock);
-		q = a->head;
-		if (!q)
+		c = a->head;
+		if (!c)
 			break;
-		a->head = q->next;
+		a->head = c->next;
 		if (!a->head)
 			a->tail = &a->head;
 		pthread_mutex_unlock(&a->lock);
 
-		error = a->error ? 0 : async_call(a->next, q);
+		error = a->error ? 0 : sink_call_make(a->next, c);
 
 		pthread_mutex_lock(&a->lock);
-		a->bytes -= q->len;
+		a->bytes -= c->len;
 		if (error && !a->error)
 			a->error = error;
 		pthread_cond_signal(&a->room_cond);
-		free(q);
+		free(c);
 	}
 	pthread_mutex_unlock(&a->lock);
 	return NULL;
-}
-
-static int as_records(struct sink *s, u32 stream, const struct bts_record *r,
-		      size_t n)
-{
-	return async_queue((struct async_sink *)s, CALL_RECORDS, stream, 0, 0,
-			   0, r, n * sizeof(*r));
-}
-
-static int as_maps(struct sink *s, u32 pid, u32 ppid, const char *text,
-		   size_t len)
-{
-	return async_queue((struct async_sink *)s, CALL_MAPS, pid, ppid, 0, 0,
-			   text, len);
-}
-
-static int as_memory(struct sink *s, u32 pid, u64 addr, const void *data,
-		     size_t len)
-{
-	return async_queue((struct async_sink *)s, CALL_MEMORY, pid, 0, addr,
-			   0, data, len);
-}
-
-static int as_exit(struct sink *s, u32 pid, int status, const char *cmd,
-		   size_t len)
-{
-	return async_queue((struct async_sink *)s, CALL_EXIT, pid, 0, 0,
-			   status, cmd, len);
-}
-
-static int as_event_format(struct sink *s, u32 id, u32 gen,
-			   const char *text, size_t len)
-{
-	return async_queue((struct async_sink *)s, CALL_EVENT_FORMAT, id, gen,
-			   0, 0, text, len);
-}
-
-static int as_comm(struct sink *s, u32 pid, const char *name, size_t len)
-{
-	return async_queue((struct async_sink *)s, CALL_COMM, pid, 0, 0, 0,
-			   name, len);
 }
 
 /**
@@ -199,14 +104,7 @@ struct async_sink *async_sink_new(struct sink *next, size_t max_bytes)
 	sigset_t all, old;
 	int e;
 
-	a->sink = (struct sink) {
-		.records	= as_records,
-		.maps		= as_maps,
-		.memory		= as_memory,
-		.exit		= as_exit,
-		.event_format	= as_event_format,
-		.comm		= as_comm,
-	};
+	call_sink_init(&a->in, async_take);
 	a->next = next;
 	a->tail = &a->head;
 	a->max_bytes = max_bytes;
@@ -231,7 +129,7 @@ struct async_sink *async_sink_new(struct sink *next, size_t max_bytes)
 
 struct sink *async_sink(struct async_sink *a)
 {
-	return &a->sink;
+	return &a->in.sink;
 }
 
 /**

@@ -47,12 +47,51 @@ struct sink {
 /* The longest process name kept: the kernel's are 15 bytes. */
 #define COMM_MAX	64
 
+/* calls.c: a sink's calls as data, for the stages that make them later */
+enum sink_call_kind {
+	CALL_RECORDS,
+	CALL_MAPS,
+	CALL_MEMORY,
+	CALL_EXIT,
+	CALL_EVENT_FORMAT,
+	CALL_COMM,
+};
+
+struct sink_call {
+	struct sink_call *next;	/* for the queue of the stage that has it */
+	enum sink_call_kind kind;
+	u32 id;			/* stream, pid or event id */
+	u32 arg;		/* ppid or generation */
+	u64 addr;
+	int status;
+	size_t len;		/* of @data, in bytes */
+	unsigned char data[];
+};
+
+/* A sink that hands each call made on it, as data, to @take. */
+struct call_sink {
+	struct sink sink;
+	int (*take)(struct call_sink *cs, struct sink_call *c);
+};
+
+void call_sink_init(struct call_sink *cs,
+		    int (*take)(struct call_sink *cs, struct sink_call *c));
+int sink_call_make(struct sink *s, const struct sink_call *c);
+
 /* async.c: a sink called from a thread of its own */
 struct async_sink;
 
 struct async_sink *async_sink_new(struct sink *next, size_t max_bytes);
 struct sink *async_sink(struct async_sink *a);
 int async_sink_finish(struct async_sink *a);
+
+/* order.c: threads' records in the order of their time stamps */
+struct order_sink;
+
+struct order_sink *order_sink_new(struct sink *next,
+				  void (*unordered)(void *arg), void *arg);
+struct sink *order_sink(struct order_sink *o);
+int order_sink_finish(struct order_sink *o);
 
 /* raw.c */
 struct raw_writer {

@@ -951,6 +951,13 @@ static int p_exit(struct sink *s, u32 pid, int status, const char *cmd,
 	return 0;
 }
 
+static void p_unordered(void *arg)
+{
+	struct printer *pr = arg;
+
+	pr->output->unordered(pr);
+}
+
 struct printer *printer_new(FILE *out, const struct print_opts *opts)
 {
 	struct printer *pr = xcalloc(1, sizeof(*pr));
@@ -980,12 +987,21 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 		pr->output = &output_text;
 	pr->syms = syms_new(!pr->opts.mangled);
 	pr->events = events_new();
+	if (pr->output->unordered)
+		pr->order = order_sink_new(&pr->sink, p_unordered, pr);
 	return pr;
 }
 
+/**
+ * printer_sink() - where the printer takes what it prints
+ * @pr: the printer
+ *
+ * Return: the sink; for the outputs a person reads line by line, it puts
+ * the threads' records in time order first.
+ */
 struct sink *printer_sink(struct printer *pr)
 {
-	return &pr->sink;
+	return pr->order ? order_sink(pr->order) : &pr->sink;
 }
 
 /*
@@ -1015,6 +1031,13 @@ static void hint_debuginfo(struct printer *pr)
 
 int printer_finish(struct printer *pr)
 {
+	int error = 0;
+
+	if (pr->order)
+		error = order_sink_finish(pr->order);
+	pr->order = NULL;
+	if (error)
+		return -1;
 	if (pr->output->finish && pr->output->finish(pr))
 		return -1;
 	hint_debuginfo(pr);

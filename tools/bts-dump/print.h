@@ -161,6 +161,8 @@ struct output;
 
 struct printer {
 	struct sink sink;
+	/* puts threads in time order before @sink, for outputs that say so */
+	struct order_sink *order;
 	FILE *out;
 	struct print_opts opts;
 	const struct output *output;
@@ -212,6 +214,12 @@ struct output {
 		       unsigned int event);
 	/* --trigger: what goes before a thread's window */
 	void (*window_header)(struct printer *pr, const struct thread *t);
+	/*
+	 * before the first record, when the threads' records come in the
+	 * order they were read: the trace has no times to order them by;
+	 * an output that is not in time order has none
+	 */
+	void (*unordered)(struct printer *pr);
 	/* at the end of the trace */
 	int (*finish)(struct printer *pr);
 	void (*thread_free)(struct printer *pr, struct thread *t);
@@ -234,6 +242,9 @@ const char *func_name(struct printer *pr, struct thread *t, u64 addr,
 		      char *buf, size_t len);
 const char *entry_kind_name(unsigned int kind);
 const char *syscall_abi_name(unsigned int abi);
+
+/* What the text outputs say of a trace without times, on a line. */
+#define UNORDERED_NOTE	"threads in the order their records were read: the trace has no times to order them by"
 
 /* print_text.c: text for the text and --calls outputs */
 void text_header(struct printer *pr, const struct thread *t);

@@ -107,6 +107,11 @@ static void calls_pseudo(struct printer *pr, struct thread *t,
 	calls_note(pr, t, t->nframes, what);
 }
 
+static void calls_unordered(struct printer *pr)
+{
+	fputs("\t-- " UNORDERED_NOTE "\n", pr->out);
+}
+
 static void calls_thread(struct printer *pr, struct thread *t,
 			 unsigned int event)
 {
@@ -135,5 +140,6 @@ const struct output output_calls = {
 	.marker		= calls_marker,
 	.pseudo		= calls_pseudo,
 	.thread		= calls_thread,
+	.unordered	= calls_unordered,
 	.thread_free	= calls_thread_free,
 };

@@ -273,6 +273,11 @@ static void json_pseudo(struct printer *pr, struct thread *t,
 		(unsigned long long)r->to, (unsigned long long)r->flags);
 }
 
+static void json_unordered(struct printer *pr)
+{
+	fputs("{\"kind\":\"unordered\"}\n", pr->out);
+}
+
 static void json_thread(struct printer *pr, struct thread *t,
 			unsigned int event)
 {
@@ -289,4 +294,5 @@ const struct output output_jsonl = {
 	.map		= json_map,
 	.pseudo		= json_pseudo,
 	.thread		= json_thread,
+	.unordered	= json_unordered,
 };

@@ -377,6 +377,11 @@ static void text_pseudo(struct printer *pr, struct thread *t,
 	fprintf(pr->out, "-- %s\n", what);
 }
 
+static void text_unordered(struct printer *pr)
+{
+	fputs("-- " UNORDERED_NOTE "\n", pr->out);
+}
+
 static void text_thread(struct printer *pr, struct thread *t,
 			unsigned int event)
 {
@@ -408,5 +413,6 @@ const struct output output_text = {
 	.pseudo		= text_pseudo,
 	.thread		= text_thread,
 	.window_header	= text_window_header,
+	.unordered	= text_unordered,
 	.thread_free	= text_thread_free,
 };

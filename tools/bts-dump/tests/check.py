@@ -20,6 +20,7 @@ from checklib import (BTS_DUMP, WORK, PROG, PROG_PIE, PROG32, SRC, results,
                       tap, nm, marked_line, write, run, run_memcheck, jsonl,
                       has_lines, diag)
 import check_inline
+import check_order
 import check_perf
 import check_pt
 
@@ -491,7 +492,8 @@ def test_comm():
         "comm: text headers name the process as it was named then",
         diag(out, want) + err)
     rc, out, err = run(f, "--format=jsonl")
-    recs = jsonl(out) if rc == 0 else []
+    recs = [r for r in jsonl(out) if r["kind"] != "unordered"] \
+        if rc == 0 else []
     rc2, out2, err2 = run(f, "--format=chrome")
     names = [e["args"]["name"] for e in json.loads(out2)["traceEvents"]
              if e["ph"] == "M"] if rc2 == 0 else []
@@ -1215,6 +1217,8 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_unknown_pseudo,
           test_markers, test_event_formats, test_trigger,
           test_map_records, test_filters, test_comm, test_fields,
+          check_order.test_order, check_order.test_unordered,
+          check_order.test_late,
           test_bad_input, check_perf.test_perf, check_pt.test_pt, check_pt.test_pt32,
           check_inline.test_inline, check_inline.test_debuginfo_hint,
           test_usage):
