@@ -1185,6 +1185,37 @@ def test_usage():
         p.stderr + p2.stderr + p3.stderr + p4.stderr + p5.stderr)
 
 
+def help_man_options(help_text, man_text):
+    """The long options --help lists, and those the man page's OPTIONS
+    section describes (each .TP entry's first line)."""
+    helped = set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z-]*)", help_text,
+                            re.M))
+    section = man_text.split("\n.SH OPTIONS\n", 1)[-1].split("\n.SH ", 1)[0]
+    heads = re.findall(r"^\.TP\n(.*)$", section, re.M)
+    described = {m.replace("\\-", "-") for h in heads
+                 for m in re.findall(r"\\-\\-((?:[a-z]|\\-)+)", h)}
+    return helped, described
+
+
+def test_help_man():
+    """--help and the man page list the same options"""
+    man = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..",
+                       "bts-dump.1")
+    with open(man) as f:
+        man_text = f.read()
+    p = subprocess.run([BTS_DUMP, "--help"], capture_output=True, text=True)
+    helped, described = help_man_options(p.stdout, man_text)
+    tap(p.returncode == 0 and len(helped) > 20 and helped == described,
+        "--help and the man page's OPTIONS describe the same options",
+        "only in --help: %s\nonly in the man page: %s" % (
+            sorted(helped - described), sorted(described - helped)))
+    # Self-test: an option the man page lost, one --help lost.
+    gone = man_text.replace(".TP\n.B \\-\\-lossy\n", "")
+    h2, d2 = help_man_options(p.stdout.replace("--inline", "--x"), gone)
+    tap(gone != man_text and "lossy" in h2 - d2 and "inline" in d2 - h2,
+        "self-test: an option left out of either is found", "")
+
+
 def test_symtab():
     """symtab.c against libdwfl's dwfl_module_addrinfo(), address by address"""
     check = os.path.join(WORK, "symtab-check")
@@ -1221,7 +1252,7 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           check_order.test_late,
           test_bad_input, check_perf.test_perf, check_pt.test_pt, check_pt.test_pt32,
           check_inline.test_inline, check_inline.test_debuginfo_hint,
-          test_usage):
+          test_help_man, test_usage):
     try:
         t()
     except Exception as e:  # a broken test is a failed one
