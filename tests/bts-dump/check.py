@@ -770,6 +770,33 @@ def order_check(path, diag, grouped=False):
     return True
 
 
+def jit_check(path, diag, unnamed=False):
+    """bts-dump's jsonl of progs/jit: the loop it ran in an anonymous
+    mapping has the name the program wrote into /tmp/perf-PID.map, the
+    file's name its dso: 3 calls from main, 4 taken jnz each, 3 returns.
+    @unnamed: the names dropped first, as a bts-dump that does not read
+    the file would print (the self-test: it must fail)."""
+    with open(path) as f:
+        recs = [json.loads(x) for x in f if x.strip()]
+    brs = [r for r in recs if r["kind"] == "branch"]
+    if unnamed:
+        brs = [{k: v for k, v in r.items()
+                if not (isinstance(v, str) and "jit_" in v)} for r in brs]
+    dso = "perf-%d.map" % (recs[0]["pid"] if recs else 0)
+    ends = [(r.get("from_sym") or "", r.get("to_sym") or "",
+             r.get("to_dso")) for r in brs]
+    loops = ends.count(("jit_countdown+0x4", "jit_countdown+0x2", dso))
+    calls = sum(f.startswith("main+") and t == "jit_countdown" and d == dso
+                for f, t, d in ends)
+    rets = sum(f == "jit_countdown+0xb" and t.startswith("main+")
+               for f, t, d in ends)
+    if (loops, calls, rets) != (12, 3, 3):
+        diag(f"{loops} loop branches, {calls} calls, {rets} returns named "
+             f"by {dso}; expected 12, 3, 3")
+        return False
+    return True
+
+
 def tap_check(lines, require, diag):
     """TAP output of a helper (abi.c): a plan, tests numbered 1..N, every
     one "ok" without a SKIP or TODO directive, no "Bail out!", and an ok
@@ -1333,6 +1360,9 @@ def main():
     dc = sub.add_parser("debugctl")
     dc.add_argument("off")
     dc.add_argument("on")
+    jt = sub.add_parser("jit")
+    jt.add_argument("jsonl")
+    jt.add_argument("--unnamed", action="store_true")
     od = sub.add_parser("order")
     od.add_argument("jsonl")
     od.add_argument("--grouped", action="store_true")
@@ -1362,6 +1392,8 @@ def main():
                 sys.exit(1)
             vals.append([int(x) for x in lines])
         sys.exit(0 if debugctl_check(*vals, diag) else 1)
+    if a.cmd == "jit":
+        sys.exit(0 if jit_check(a.jsonl, diag, a.unnamed) else 1)
     if a.cmd == "order":
         sys.exit(0 if order_check(a.jsonl, diag, a.grouped) else 1)
     if a.cmd == "pid":

@@ -15,6 +15,8 @@
 #   PROG/raw        bts-dump --format=raw           -> dump.raw
 #   calls/text      bts-dump (text format)          -> dump.txt
 #   threads/noinherit  bts-dump --no-inherit        -> noinherit.jsonl
+#   jit/dump        bts-dump --format=jsonl of BUILD/progs/jit, which
+#                   names its JIT code in /tmp/perf-PID.map -> dump.jsonl
 #   env/*           the environment of env(1) run plainly and by bts-dump;
 #                   its trace printed to /dev/full (env/full)
 #   nobody/*        as the unprivileged user: trace calls; attach to
@@ -115,6 +117,11 @@ for p in "$@"; do
 		;;
 	esac
 done
+
+# JIT code, named as perf asks JIT compilers to.
+dir jit || exit 125
+step jit/dump "${run_env[@]}" "$dump" --format=jsonl \
+	-o "$res/jit/dump.jsonl" -- "$build/progs/jit"
 
 # bts-dump must give the traced program the environment it got, as the
 # oracle does (it execs the program with its own).

@@ -106,6 +106,9 @@ int raw_read(FILE *f, const char *name, struct sink *s);
 /* maps.c: the mappings of one process, every one seen so far */
 struct module;
 
+/* The longest build ID kept: SHA-1's are 20 bytes. */
+#define BUILD_ID_MAX	32
+
 struct mapping {
 	u64 start;
 	u64 end;
@@ -114,6 +117,14 @@ struct mapping {
 	u32 dev_major;
 	u32 dev_minor;
 	char perms[5];
+	/*
+	 * Which file was mapped, where the trace says (a MAP record): its
+	 * modification time in ns since the epoch and its build ID; 0 and
+	 * 0 bytes where it does not
+	 */
+	u64 mtime;
+	unsigned int build_id_len;
+	unsigned char build_id[BUILD_ID_MAX];
 	/* symbols.c has looked for the module of this mapping */
 	bool resolved;
 	char *path;
@@ -212,6 +223,14 @@ struct inline_frame {
 struct Dwfl_Module;
 unsigned int inline_frames(struct Dwfl_Module *mod, u64 addr, const char *src,
 			   int line, struct inline_frame **out);
+
+/* jit.c: symbols of JIT code, from perf's /tmp/perf-PID.map */
+struct jit_map;
+
+struct jit_map *jit_map_new(u32 pid);
+const char *jit_map_find(struct jit_map *j, u64 addr, u64 *off,
+			 const char **file);
+void jit_map_free(struct jit_map *j);
 
 struct proc;
 struct syms;

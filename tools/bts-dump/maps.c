@@ -99,6 +99,9 @@ static bool parse_line(const char *p, const char *end, struct mapping *m)
 	while (p < end && *p == ' ')
 		p++;
 	m->path = xstrndup(p, end - p);
+	/* A snapshot does not say more of the file than device and inode. */
+	m->mtime = 0;
+	m->build_id_len = 0;
 	m->resolved = false;
 	m->mod = NULL;
 	return true;

@@ -682,6 +682,7 @@ static void on_map(struct printer *pr, struct thread *t,
 		c.inode = d->inode;
 		c.dev_major = d->dev >> 32;
 		c.dev_minor = (u32)d->dev;
+		c.mtime = d->mtime;
 	}
 	if (id_len && id_len <= sizeof(d->build_id) &&
 	    (d->id_have & id_need) == id_need) {
@@ -700,6 +701,11 @@ static void on_map(struct printer *pr, struct thread *t,
 		m.inode = c.inode;
 		m.dev_major = c.dev_major;
 		m.dev_minor = c.dev_minor;
+		m.mtime = c.mtime;
+		if (c.build_id) {
+			memcpy(m.build_id, c.build_id, c.build_id_len);
+			m.build_id_len = c.build_id_len;
+		}
 		memcpy(m.perms, "r-xp", sizeof(m.perms));
 		m.path = (char *)(c.name ? c.name : "");
 		if (m.start < m.end)

@@ -43,7 +43,7 @@ struct map_details {
 	unsigned int id_have;		/* BTS_DETAIL_MAP_BUILD_ID details */
 	unsigned int name_have;		/* BTS_DETAIL_MAP_NAME details */
 	u64 offset, inode, dev, mtime;
-	unsigned char build_id[32];
+	unsigned char build_id[BUILD_ID_MAX];
 	char name[BTS_MAP_NAME_MAX];
 };
 
@@ -153,6 +153,7 @@ struct map_change {
 	u64 inode;
 	u32 dev_major;
 	u32 dev_minor;
+	u64 mtime;
 	const unsigned char *build_id;	/* NULL if not all of it came */
 	unsigned int build_id_len;
 };

@@ -16,6 +16,9 @@
  * regular files that can be mapped are read.
  */
 #define _GNU_SOURCE
+#include <err.h>
+#include <errno.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -23,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/hashtable.h>
 
@@ -45,6 +49,16 @@ struct elf_file {
 	bool is64;
 	bool exec;		/* ET_EXEC: loaded where it was linked */
 	u64 hash;		/* of the path, or of a memory image's bytes */
+	/* which file it is: stat()'s, and its build ID (0 bytes: none) */
+	dev_t dev;
+	ino_t ino;
+	u64 mtime;		/* ns since the epoch */
+	unsigned int build_id_len;
+	unsigned char build_id[BUILD_ID_MAX];
+	/* why it could not be read: an errno; 0 if it was, or not tried */
+	int error;
+	/* bts-dump said it cannot use the file for a mapping of the trace */
+	bool said;
 	GElf_Phdr *loads;
 	size_t nloads;
 	/* "puts@plt" for each entry of [plt_start, plt_end), if named */
@@ -116,6 +130,8 @@ struct proc {
 	struct image *images;
 	/* its name, "" until the trace says */
 	char comm[COMM_MAX];
+	/* symbols of its JIT code; NULL until code in no file was seen */
+	struct jit_map *jit;
 	struct hlist_node node;	/* in syms::procs, by pid */
 };
 
@@ -173,6 +189,7 @@ void syms_free(struct syms *st)
 			free(i);
 		}
 		mapset_free(&p->maps);
+		jit_map_free(p->jit);
 		free(p);
 	}
 	for (f = st->files; f; f = fn) {
@@ -405,6 +422,8 @@ static void plt_parse(struct elf_file *f, Elf *e)
  */
 static void file_parse(struct elf_file *f)
 {
+	const void *id;
+	ssize_t id_len;
 	GElf_Ehdr eh;
 	GElf_Phdr ph;
 	size_t n, i;
@@ -427,6 +446,11 @@ static void file_parse(struct elf_file *f)
 	f->is64 = eh.e_machine == EM_X86_64;
 	f->exec = eh.e_type == ET_EXEC;
 	f->usable = f->nloads > 0;
+	id_len = dwelf_elf_gnu_build_id(e, &id);
+	if (id_len > 0 && id_len <= BUILD_ID_MAX) {
+		memcpy(f->build_id, id, id_len);
+		f->build_id_len = id_len;
+	}
 	plt_parse(f, e);
 out:
 	elf_end(e);
@@ -471,8 +495,10 @@ static struct elf_file *file_open(struct syms *st, const char *path)
 	f->mapped = true;
 	/* Not a FIFO or a device: a raw file may name anything. */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		f->error = errno;
 		return f;
+	}
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
 	    (u64)sb.st_size > SIZE_MAX) {
 		close(fd);
@@ -480,9 +506,13 @@ static struct elf_file *file_open(struct syms *st, const char *path)
 	}
 	/* Writable private pages: libelf may fix up what it reads in place. */
 	data = mmap(NULL, sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	f->error = data == MAP_FAILED ? errno : 0;
 	close(fd);
 	if (data == MAP_FAILED)
 		return f;
+	f->dev = sb.st_dev;
+	f->ino = sb.st_ino;
+	f->mtime = (u64)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 	f->data = data;
 	f->size = sb.st_size;
 	file_parse(f);
@@ -681,9 +711,31 @@ static bool load_bias(const struct elf_file *f, const struct mapping *map,
 	return false;
 }
 
+/*
+ * What tells that @f is not the file @map mapped, if anything: the file
+ * at the path may have been rebuilt or replaced since.  The build ID is
+ * the file's identity where both have one; else the modification time a
+ * MAP record gave; else the inode, where the device is the same (on
+ * overlayfs, /proc/PID/maps shows another device than stat()).
+ */
+static const char *file_differs(const struct elf_file *f,
+				const struct mapping *map)
+{
+	if (map->build_id_len && f->build_id_len)
+		return map->build_id_len != f->build_id_len ||
+		       memcmp(map->build_id, f->build_id, f->build_id_len) ?
+		       "build ID" : NULL;
+	if (map->mtime)
+		return map->mtime != f->mtime ? "modification time" : NULL;
+	if (map->inode && f->dev == makedev(map->dev_major, map->dev_minor))
+		return map->inode != f->ino ? "inode" : NULL;
+	return NULL;
+}
+
 static struct module *resolve(struct syms *st, struct proc *p,
 			      struct mapping *map)
 {
+	const char *differs;
 	struct elf_file *f = NULL;
 	struct image *i;
 	u64 bias;
@@ -695,6 +747,22 @@ static struct module *resolve(struct syms *st, struct proc *p,
 		return NULL;
 	if (map->path[0] == '/') {
 		f = file_open(st, map->path);
+		differs = f->usable ? file_differs(f, map) : NULL;
+		if (differs) {
+			/* Its names would be another program's: none. */
+			if (!f->said)
+				warnx("%s: not the file the trace mapped (its %s differs: rebuilt or replaced since): its addresses are not symbolized",
+				      map->path, differs);
+			f->said = true;
+			return NULL;
+		}
+		if (f->error) {
+			if (!f->said)
+				warnx("%s: %s: its addresses are not symbolized",
+				      map->path, strerror(f->error));
+			f->said = true;
+			return NULL;
+		}
 	} else {
 		for (i = p->images; i; i = i->next) {
 			if (i->addr == map->start) {
@@ -797,9 +865,19 @@ const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 
 	memset(ai, 0, sizeof(*ai));
 	map = find(p, addr);
+	m = map ? resolve(st, p, map) : NULL;
+	/* Code in no file: a JIT's, if the process said so as perf asks. */
+	if (!m && (!map || map->path[0] != '/')) {
+		if (!p->jit)
+			p->jit = jit_map_new(p->pid);
+		ai->sym = jit_map_find(p->jit, addr, &ai->sym_off, &ai->mod);
+		if (ai->sym) {
+			ai->mod_off = addr;
+			return ai;
+		}
+	}
 	if (!map)
 		return ai;
-	m = resolve(st, p, map);
 	if (!m) {
 		if (map->path[0]) {
 			ai->mod = base_name(map->path);

@@ -19,7 +19,9 @@ import rawgen as rg
 from checklib import (BTS_DUMP, WORK, PROG, PROG_PIE, PROG32, SRC, results,
                       tap, nm, marked_line, write, run, run_memcheck, jsonl,
                       has_lines, diag)
+import check_files
 import check_inline
+import check_jit
 import check_order
 import check_perf
 import check_pt
@@ -863,7 +865,7 @@ def test_map_records():
     /proc snapshot taken later does not blur what the trace announced."""
     b1, b2 = 0x555555554000, 0x7f0000000000
     sp = nm(PROG_PIE)
-    build_id = bytes(range(20))
+    build_id = rg.build_id(PROG_PIE)
 
     def br(bias):
         return rg.branch(bias + sp["tramp"][0] + 5, bias + sp["raw_write"][0])
@@ -1249,7 +1251,8 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_markers, test_event_formats, test_trigger,
           test_map_records, test_filters, test_comm, test_fields,
           check_order.test_order, check_order.test_unordered,
-          check_order.test_late,
+          check_order.test_late, check_jit.test_jit,
+          check_files.test_files,
           test_bad_input, check_perf.test_perf, check_pt.test_pt, check_pt.test_pt32,
           check_inline.test_inline, check_inline.test_debuginfo_hint,
           test_help_man, test_usage):

@@ -8,6 +8,7 @@ bts-dump's own writer, so that the tests (tests/run) and the fuzz seeds
 
 import os
 import struct
+import subprocess
 
 MAGIC = b"BTSDUMP\n"
 RECORDS, MAPS, MEMORY, EXIT, EVENT_FORMAT, COMM = 1, 2, 3, 4, 5, 6
@@ -100,10 +101,11 @@ def map_event(event, start=0, end=0, flags=0, build_id_len=0):
     return (pseudo(PSEUDO_MAP, arg), start, end)
 
 
-def map_file(path, bias=0, build_id=b""):
+def map_file(path, bias=0, build_id=b"", mtime_ns=None):
     """What the kernel writes when the executable segments of ELF file
     @path are mapped at @bias: per segment, the file's two details, the
-    build ID's, the name's, then the MAP record."""
+    build ID's, the name's, then the MAP record.  @mtime_ns: another
+    modification time than the file's."""
     with open(path, "rb") as f:
         _, loads = elf_loads(f.read())
     st = os.stat(path)
@@ -118,13 +120,23 @@ def map_file(path, bias=0, build_id=b""):
                    st.st_ino),
             detail(PSEUDO_MAP, DETAIL_MAP_FILE, 1,
                    os.major(st.st_dev) << 32 | os.minor(st.st_dev),
-                   st.st_mtime_ns),
+                   st.st_mtime_ns if mtime_ns is None else mtime_ns),
             *bytes_details(PSEUDO_MAP, DETAIL_MAP_BUILD_ID, build_id),
             *bytes_details(PSEUDO_MAP, DETAIL_MAP_NAME,
                            path.encode() + b"\0"),
             map_event(MAP_MMAP, start, end, 0, len(build_id)),
         ]
     return recs
+
+
+def build_id(path):
+    """The build ID of ELF file @path (its NT_GNU_BUILD_ID note), or b""."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        if "Build ID:" in line:
+            return bytes.fromhex(line.split("Build ID:")[1].strip())
+    return b""
 
 
 def exec_ranges(path, bias=0):

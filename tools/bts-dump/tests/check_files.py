@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The files mappings name (check.py runs these): a file rebuilt or
+replaced since it was traced is told from the one mapped, by what the
+trace says of it (build ID, modification time, inode), and its addresses
+get no names from it."""
+
+import os
+import shutil
+
+import rawgen as rg
+from checklib import PROG, PROG_PIE, WORK, jsonl, nm, run, tap, write
+
+S = nm(PROG)
+
+
+def branches(out):
+    return [(r.get("from_sym"), r.get("to_sym"), r.get("to_dso"))
+            for r in jsonl(out) if r["kind"] == "branch"]
+
+
+def mapped(path, pid, **kw):
+    """A trace whose MAP records map @path (as ld.so would at its link
+    address) and run its tramp -> leaf."""
+    return write("files-%d.raw" % pid, rg.header() + rg.records_chunk([
+        rg.thread(pid, pid, rg.THREAD_NEW), rg.map_event(rg.MAP_EXEC),
+        *rg.map_file(path, 0, **kw),
+        rg.branch(S["tramp"][0], S["leaf"][0])]))
+
+
+def said(err, path, what):
+    return err.count("%s: not the file the trace mapped (its %s differs: "
+                     "rebuilt or replaced since)" % (path, what)) == 1
+
+
+def test_files():
+    """Rebuilt or replaced files are not symbolized as the ones mapped"""
+    right = [("tramp", "leaf", "prog")]
+    bare = [(None, None, "prog")]
+    bid = rg.build_id(PROG)
+    rc, out, err = run(mapped(PROG, 100, build_id=bid), "--format=jsonl")
+    tap(rc == 0 and bid and branches(out) == right and "not the file" not in
+        err, "files: the build ID the trace gives is the file's: named",
+        out + err)
+
+    other = bytes(b ^ 0xff for b in bid)
+    rc, out, err = run(mapped(PROG, 101, build_id=other), "--format=jsonl")
+    tap(rc == 0 and branches(out) == bare and said(err, PROG, "build ID"),
+        "files: another build ID: no names, and bts-dump says so once",
+        out + err)
+
+    mtime = os.stat(PROG).st_mtime_ns
+    rc, out, err = run(mapped(PROG, 102, mtime_ns=mtime - 10**9),
+                       "--format=jsonl")
+    tap(rc == 0 and branches(out) == bare and
+        said(err, PROG, "modification time"),
+        "files: no build ID, another modification time: no names",
+        out + err)
+    rc, out, err = run(mapped(PROG, 103, mtime_ns=mtime - 10**9,
+                              build_id=bid), "--format=jsonl")
+    tap(rc == 0 and branches(out) == right,
+        "files: the build ID is the identity where there is one (a copy, "
+        "a touch)", out + err)
+
+    # A /proc snapshot names device and inode: the file replaced after
+    # the trace was taken (a new inode at the path) is not the one.
+    copy = os.path.join(WORK, "replaced")
+    shutil.copy(PROG, copy)
+    f = write("files-snap.raw", rg.header() +
+              rg.maps_chunk(104, "".join(rg.maps_lines(copy))) +
+              rg.records_chunk([rg.thread(104, 104, rg.THREAD_NEW),
+                                rg.branch(S["tramp"][0], S["leaf"][0])]))
+    rc, out, err = run(f, "--format=jsonl")
+    named = rc == 0 and branches(out) == [("tramp", "leaf", "replaced")]
+    tmp = copy + ".new"
+    shutil.copy(PROG_PIE, tmp)
+    os.rename(tmp, copy)
+    rc, out, err = run(f, "--format=jsonl")
+    tap(named and branches(out) == [(None, None, "replaced")] and
+        said(err, copy, "inode"),
+        "files: a snapshot's file replaced since (another inode): named "
+        "before, not after", out + err)
+
+    # Deleted since: the path /proc/PID/maps shows, or any path gone.
+    gone = copy + " (deleted)"
+    f = write("files-gone.raw", rg.header() +
+              rg.maps_chunk(105, rg.maps_lines(PROG).replace(PROG, gone)) +
+              rg.records_chunk([rg.thread(105, 105, rg.THREAD_NEW),
+                                rg.branch(S["tramp"][0], S["leaf"][0]),
+                                rg.branch(S["leaf"][0], S["tramp"][0])]))
+    rc, out, err = run(f, "--format=jsonl")
+    tap(rc == 0 and branches(out) == [(None, None, "replaced (deleted)")] * 2
+        and err.count("%s: No such file or directory: its addresses are not "
+                      "symbolized" % gone) == 1,
+        "files: a file deleted since: no names, and bts-dump says why once, "
+        "naming the file and the error", out + err)

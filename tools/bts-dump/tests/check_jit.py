@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0
+"""JIT code (check.py runs these): functions named by perf's
+/tmp/perf-PID.map, for code in no file."""
+
+import os
+
+import rawgen as rg
+from checklib import PROG, jsonl, nm, run, run_memcheck, tap, write
+
+S = nm(PROG)
+# A pid no test machine is near: its map file is the test's own.
+PID = 4190001
+MAP = "/tmp/perf-%d.map" % PID
+JIT = 0x7f1000000000
+
+
+def trace(name, anon=True):
+    """tramp calls jit_a, which jumps to jit_b, which returns to tramp;
+    the JIT's code in an anonymous mapping, or in none the trace shows."""
+    maps = "".join(rg.maps_lines(PROG))
+    if anon:
+        maps += rg.special_line(JIT, JIT + 0x10000, "")
+    return write(name, rg.header() + rg.maps_chunk(PID, maps) +
+                 rg.records_chunk([rg.thread(PID, PID, rg.THREAD_NEW),
+                                   rg.branch(S["tramp"][0], JIT + 0x100),
+                                   rg.branch(JIT + 0x130, JIT + 0x200),
+                                   rg.branch(JIT + 0x208,
+                                             S["tramp"][0] + 5)]))
+
+
+def ends(out):
+    return [(r.get("from_sym"), r.get("from_dso"), r.get("to_sym"),
+             r.get("to_dso")) for r in jsonl(out) if r["kind"] == "branch"]
+
+
+def write_map(text, uid=0):
+    with open(MAP, "w") as f:
+        f.write(text)
+    os.chown(MAP, uid, -1)
+
+
+def test_jit():
+    """perf's /tmp/perf-PID.map names JIT code"""
+    f = trace("jit.raw")
+    dso = os.path.basename(MAP)
+    want = [("tramp", "prog", "jit_a", dso),
+            ("jit_a+0x30", dso, "Lfoo::bar(int)", dso),
+            ("Lfoo::bar(int)+0x8", dso, "tramp+0x5", "prog")]
+    try:
+        # Two functions, an entry with no name and one of size 0
+        # (skipped), and one compiled again at jit_a's address.
+        write_map("%x 40 jit_old\n%x 20 Lfoo::bar(int)\n%x 10 \n"
+                  "%x 0 nothing\n%x 40 jit_a\n" % (
+                      JIT + 0x100, JIT + 0x200, JIT + 0x300, JIT + 0x130,
+                      JIT + 0x100))
+        rc, out, err = run(f, "--format=jsonl")
+        got = ends(out) if rc == 0 else []
+        tap(rc == 0 and got == want,
+            "JIT: functions from /tmp/perf-PID.map, the last compiled at an "
+            "address winning, in an anonymous mapping",
+            "got  %r\nwant %r\n" % (got, want) + err)
+        rc, out, err = run(trace("jit-unmapped.raw", anon=False),
+                           "--format=jsonl")
+        got = ends(out) if rc == 0 else []
+        tap(rc == 0 and got == want,
+            "JIT: and where the trace shows no mapping at all",
+            "got  %r\nwant %r\n" % (got, want) + err)
+        rc, out, err = run(f)
+        tap(rc == 0 and "0x%x jit_a+0x30 -> 0x%x Lfoo::bar(int)" % (
+            JIT + 0x130, JIT + 0x200) in out,
+            "JIT: text shows the names", out + err)
+        rc, out, err = run_memcheck(f, "--calls")
+        tap(rc == 0 and "2\t  jit_a\n3\t  Lfoo::bar(int)\n" in out,
+            "JIT: --calls names them; valgrind finds no error",
+            out + err)
+
+        write_map("%x 40 jit_a\n" % (JIT + 0x100), uid=65534)
+        rc, out, err = run(f, "--format=jsonl")
+        got = ends(out) if rc == 0 else []
+        tap(rc == 0 and got[0][2] is None and
+            "%s: not used: owned by uid 65534" % MAP in err,
+            "JIT: a map file someone else owns is not used, and bts-dump "
+            "says so", "%r\n" % got + err)
+    finally:
+        os.unlink(MAP)
+    rc, out, err = run(f, "--format=jsonl")
+    got = ends(out) if rc == 0 else []
+    tap(rc == 0 and got[0] == ("tramp", "prog", None, None) and
+        got[1] == (None, None, None, None),
+        "JIT: no map file, no names", "%r\n" % got + err)
