@@ -330,6 +330,27 @@ static void pass_on(struct order_sink *o, bool all)
 	}
 }
 
+static void pass_on_if_full(struct order_sink *o)
+{
+	if (o->nrecs + o->held_bytes / sizeof(struct bts_record) >=
+	    ORDER_WINDOW)
+		pass_on(o, false);
+}
+
+/* Records are copied once, into the window, not held as a call. */
+static int order_records(struct sink *s, u32 stream,
+			 const struct bts_record *r, size_t n)
+{
+	struct order_sink *o = (struct order_sink *)s;
+
+	if (!o->error) {
+		add_records(o, stream, r, n);
+		pass_on_if_full(o);
+	}
+	return o->error;
+}
+
+/* The other calls: held until the runs that came before them pass. */
 static int order_take(struct call_sink *cs, struct sink_call *c)
 {
 	struct order_sink *o = (struct order_sink *)cs;
@@ -339,24 +360,16 @@ static int order_take(struct call_sink *cs, struct sink_call *c)
 		free(c);
 		return o->error;
 	}
-	if (c->kind == CALL_RECORDS) {
-		add_records(o, c->id, (const void *)c->data,
-			    c->len / sizeof(struct bts_record));
-		free(c);
-	} else {
-		h = xmalloc(sizeof(*h));
-		h->next = NULL;
-		h->seq = o->seq++;
-		h->c = c;
-		*o->held_tail = h;
-		o->held_tail = &h->next;
-		o->held_bytes += c->len;
-		/* Records after it must not join a piece from before it. */
-		o->cut = true;
-	}
-	if (o->nrecs + o->held_bytes / sizeof(struct bts_record) >=
-	    ORDER_WINDOW)
-		pass_on(o, false);
+	h = xmalloc(sizeof(*h));
+	h->next = NULL;
+	h->seq = o->seq++;
+	h->c = c;
+	*o->held_tail = h;
+	o->held_tail = &h->next;
+	o->held_bytes += c->len;
+	/* Records after it must not join a piece from before it. */
+	o->cut = true;
+	pass_on_if_full(o);
 	return o->error;
 }
 
@@ -376,6 +389,7 @@ struct order_sink *order_sink_new(struct sink *next,
 	struct order_sink *o = xcalloc(1, sizeof(*o));
 
 	call_sink_init(&o->in, order_take);
+	o->in.sink.records = order_records;
 	o->next = next;
 	o->unordered = unordered;
 	o->arg = arg;
