@@ -14,6 +14,9 @@
 #include <linux/kthread.h>
 #include <asm/apic.h>
 
+/* x86_add_exclusive(), perf's arbitration of LBR, BTS and PT users */
+#include "../events/perf_event.h"
+
 /* What a case's steps found on the CPU. */
 struct ds_test_nmi {
 	struct ds_consumer	*ring;		/* the per-CPU ring consumer */
@@ -840,6 +843,44 @@ static void ds_test_pebs_fields(struct kunit *test)
 			    "IA32_DS_AREA is the CPU's save area");
 }
 
+/*
+ * Branch tracing excludes perf's LBR users as perf's own BTS users did,
+ * both ways, and only while a consumer exists: the layer holds perf's BTS
+ * claim from its first consumer to its last (ds_start(), ds_stop()).
+ */
+static void ds_test_lbr_exclusive(struct kunit *test)
+{
+	struct ds_bts_config cfg = {
+		.cpu		= cpumask_first(cpu_online_mask),
+		.priv		= DS_PRIV_USER,
+		.mode		= DS_MODE_CONTINUOUS,
+		.nr_records	= 64,
+	};
+	struct ds_consumer *c;
+	int ret;
+
+	c = ds_test_request_cfg(test, &cfg);
+	ret = x86_add_exclusive(x86_lbr_exclusive_lbr);
+	if (!ret)
+		x86_del_exclusive(x86_lbr_exclusive_lbr);
+	ds_release_bts(c);
+	KUNIT_EXPECT_EQ_MSG(test, ret, -EBUSY,
+			    "an LBR user while a consumer records");
+
+	ret = x86_add_exclusive(x86_lbr_exclusive_lbr);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0,
+			    "an LBR user once the last consumer is gone");
+	c = ds_request_bts(&cfg);
+	x86_del_exclusive(x86_lbr_exclusive_lbr);
+	if (!IS_ERR(c))
+		ds_release_bts(c);
+	KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(c), -EBUSY,
+			    "a consumer while an LBR user is there");
+
+	c = ds_test_request_cfg(test, &cfg);
+	ds_release_bts(c);
+}
+
 static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_nmi_after_claimed_pmi),
 	KUNIT_CASE(ds_test_owed_pmi),
@@ -851,6 +892,7 @@ static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_freeze_hw_ring),
 	KUNIT_CASE(ds_test_local),
 	KUNIT_CASE(ds_test_pebs_fields),
+	KUNIT_CASE(ds_test_lbr_exclusive),
 	{}
 };
 
