@@ -8,12 +8,14 @@
  *
  * The file is read when first needed and again when a lookup finds
  * nothing and the file changed (at most once a second): a live trace
- * prints while the JIT still writes it.  As perf does, a file that
- * neither the user nor root owns is not used.
+ * prints while the JIT still writes it, and only what it appended is
+ * read.  As perf does, a file that neither the user nor root owns is not
+ * used; nor is anything but a regular file.
  */
 #define _GNU_SOURCE
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +36,7 @@ struct jit_map {
 	char path[64];
 	const char *name;	/* the file's base name, what -> dso says */
 	struct jit_sym *v;
-	size_t n;
+	size_t n, cap;
 	/*
 	 * Every name read, freed with the map: a caller may still hold one
 	 * found before the file was read again.
@@ -44,6 +46,8 @@ struct jit_map {
 	/* the file as it was read; ino 0: not read (or not there) */
 	ino_t ino;
 	off_t size;
+	off_t parsed;		/* the bytes of its whole lines */
+	size_t lines;
 	struct timespec mtime;
 	time_t checked;		/* when it was last looked at */
 	bool warned;
@@ -68,30 +72,33 @@ static char *jit_name(struct jit_map *j, const char *name)
 	return j->names[j->nnames++] = xstrdup(name);
 }
 
+/*
+ * Parse the whole lines from where the last read stopped: JITs append, so
+ * a read again parses what was added (a line still being written waits).
+ */
 static void jit_read(struct jit_map *j, FILE *f)
 {
-	size_t cap = 0, line = 0, len = 0, i, k;
-	char *text = NULL, *name;
+	size_t len = 0, i, k;
 	unsigned long long start, size;
+	char *text = NULL, *name;
+	ssize_t got;
 	int end;
 
-	j->n = 0;
-	while (getline(&text, &len, f) > 0) {
-		line++;
+	while ((got = getline(&text, &len, f)) > 0 && text[got - 1] == '\n') {
+		j->parsed += got;
+		j->lines++;
+		text[got - 1] = 0;
 		end = 0;
-		if (sscanf(text, "%llx %llx %n", &start, &size,
-			   &end) != 2 || !end || !size)
+		if (sscanf(text, "%llx %llx %n", &start, &size, &end) != 2 ||
+		    !end || !size || !text[end])
 			continue;
 		name = text + end;
-		name[strcspn(name, "\n")] = 0;
-		if (!*name)
-			continue;
-		if (j->n == cap) {
-			cap = cap ? 2 * cap : 64;
-			j->v = xrealloc(j->v, cap * sizeof(*j->v));
+		if (j->n == j->cap) {
+			j->cap = j->cap ? 2 * j->cap : 64;
+			j->v = xrealloc(j->v, j->cap * sizeof(*j->v));
 		}
 		j->v[j->n++] = (struct jit_sym) {
-			.start = start, .size = size, .line = line,
+			.start = start, .size = size, .line = j->lines,
 			.name = jit_name(j, name),
 		};
 	}
@@ -107,34 +114,57 @@ static void jit_read(struct jit_map *j, FILE *f)
 	j->n = k;
 }
 
-/* Read the file if it is there, the user's or root's, and changed. */
+/*
+ * Read what the file has that was not read, if it is a regular file (not
+ * a FIFO, not a link: /tmp is everyone's) of the user's or root's.
+ */
 static void jit_load(struct jit_map *j)
 {
 	struct stat sb;
 	FILE *f;
+	int fd;
 
-	f = fopen(j->path, "re");
-	if (!f)
+	fd = open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP && !j->warned)
+			warnx("%s: not used: a symbolic link", j->path);
+		j->warned |= errno == ELOOP;
 		return;
-	if (fstat(fileno(f), &sb) ||
+	}
+	if (fstat(fd, &sb) ||
 	    (sb.st_ino == j->ino && sb.st_size == j->size &&
 	     sb.st_mtim.tv_sec == j->mtime.tv_sec &&
 	     sb.st_mtim.tv_nsec == j->mtime.tv_nsec)) {
-		fclose(f);
+		close(fd);
 		return;
 	}
-	if (sb.st_uid != geteuid() && sb.st_uid != 0) {
+	if (!S_ISREG(sb.st_mode) ||
+	    (sb.st_uid != geteuid() && sb.st_uid != 0)) {
 		if (!j->warned)
-			warnx("%s: not used: owned by uid %u, neither you nor root",
-			      j->path, (unsigned int)sb.st_uid);
+			warnx("%s: not used: %s", j->path,
+			      S_ISREG(sb.st_mode) ?
+			      "owned by someone else than you or root" :
+			      "not a regular file");
 		j->warned = true;
-		fclose(f);
+		close(fd);
 		return;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return;
+	}
+	/* Another file, or cut short: all of it again. */
+	if (sb.st_ino != j->ino || sb.st_size < j->parsed) {
+		j->n = 0;
+		j->parsed = 0;
+		j->lines = 0;
 	}
 	j->ino = sb.st_ino;
 	j->size = sb.st_size;
 	j->mtime = sb.st_mtim;
-	jit_read(j, f);
+	if (!fseeko(f, j->parsed, SEEK_SET))
+		jit_read(j, f);
 	fclose(f);
 }
 
@@ -178,7 +208,7 @@ struct jit_map *jit_map_new(u32 pid)
  * @off: set to @addr's offset in the function
  * @file: set to the base name of the file that named it
  *
- * Return: the function's name, valid until the next call, or NULL.
+ * Return: the function's name, valid until jit_map_free(), or NULL.
  */
 const char *jit_map_find(struct jit_map *j, u64 addr, u64 *off,
 			 const char **file)

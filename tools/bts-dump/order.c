@@ -18,8 +18,10 @@
  * records of their size); when it holds that many, it passes on the
  * earlier half by time and keeps the rest.  A thread's records that come
  * more than that late follow later runs of other threads: they are
- * counted and reported at the end.  The other calls (mappings, process
- * names) are passed on before the first run that came after them.
+ * counted and reported at the end.  The other calls are passed on before
+ * the first run that came after them: a process's mappings, memory and
+ * name before the first such run of that process (a run of another may
+ * come first yet have run later), the events' formats before any.
  */
 #define _GNU_SOURCE
 #include <err.h>
@@ -74,6 +76,13 @@ struct held {
 	struct sink_call *c;
 };
 
+/* The calls held for one process (or, order_sink::any, for all). */
+struct held_queue {
+	u32 pid;
+	struct held *head, **tail;
+	struct hlist_node node;		/* in order_sink::held, by pid */
+};
+
 struct order_sink {
 	struct call_sink in;
 	struct sink *next;
@@ -88,10 +97,12 @@ struct order_sink {
 	size_t npieces, pieces_cap;
 	/* the next append starts a piece: a run or a held call began */
 	bool cut;
-	struct held *held, **held_tail;
+	DECLARE_HASHTABLE(held, ORDER_HASH_BITS);
+	struct held_queue any;
 	size_t held_bytes;
 	u64 seq;
 	u64 newest;		/* the newest stamp seen */
+	bool said_unordered;
 	bool passed_any;
 	u64 passed_time;	/* the latest run's passed on */
 	u64 late;		/* records passed on after later runs */
@@ -127,6 +138,21 @@ static struct othread *thread_get(struct order_sink *o, struct ostream *s,
 	t->tid = tid;
 	t->pid = pid;
 	hash_add(o->threads, &t->node, tid);
+	return t;
+}
+
+/* A THREAD record: whose records follow; a new thread starts afresh. */
+static struct othread *thread_begin(struct order_sink *o, struct ostream *s,
+				    const struct bts_record *r)
+{
+	struct othread *t = thread_get(o, s, (u32)r->to, (u32)r->flags);
+
+	/* Ids used again: its stamps are not those of the one before. */
+	if (BTS_PSEUDO_ARG(r->from) == BTS_THREAD_NEW) {
+		t->time = 0;
+		t->first = 0;
+		o->cut = true;
+	}
 	return t;
 }
 
@@ -191,8 +217,7 @@ static void add_records(struct order_sink *o, u32 stream,
 	for (i = 0; i < n; i++, r++) {
 		if (BTS_RECORD_IS_PSEUDO(r->from)) {
 			if (BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_THREAD)
-				s->cur = thread_get(o, s, (u32)r->to,
-						    (u32)r->flags);
+				s->cur = thread_begin(o, s, r);
 			else if (is_stamp(r))
 				stamp(o, s->cur, r->flags);
 		}
@@ -200,26 +225,49 @@ static void add_records(struct order_sink *o, u32 stream,
 	}
 }
 
-static void pass_call(struct order_sink *o, struct held *h)
+static struct held_queue *held_queue(struct order_sink *o, u32 pid,
+				     bool make)
 {
-	if (!o->error)
-		o->error = sink_call_make(o->next, h->c);
-	o->held_bytes -= h->c->len;
-	free(h->c);
-	free(h);
+	struct held_queue *q;
+
+	hash_for_each_possible(o->held, q, node, pid)
+		if (q->pid == pid)
+			return q;
+	if (!make)
+		return NULL;
+	q = xcalloc(1, sizeof(*q));
+	q->pid = pid;
+	q->tail = &q->head;
+	hash_add(o->held, &q->node, pid);
+	return q;
 }
 
-/* Pass on the held calls that came before @seq. */
-static void pass_calls(struct order_sink *o, u64 seq)
+/* Pass on the calls of @q that came before @seq. */
+static void pass_queue(struct order_sink *o, struct held_queue *q, u64 seq)
 {
 	struct held *h;
 
-	while ((h = o->held) && h->seq < seq) {
-		o->held = h->next;
-		if (!o->held)
-			o->held_tail = &o->held;
-		pass_call(o, h);
+	while ((h = q->head) && h->seq < seq) {
+		q->head = h->next;
+		if (!q->head)
+			q->tail = &q->head;
+		if (!o->error)
+			o->error = sink_call_make(o->next, h->c);
+		o->held_bytes -= h->c->len;
+		free(h->c);
+		free(h);
 	}
+}
+
+/* Pass on every held call that came before @seq. */
+static void pass_calls(struct order_sink *o, u64 seq)
+{
+	struct held_queue *q;
+	size_t b;
+
+	pass_queue(o, &o->any, seq);
+	hash_for_each(o->held, b, q, node)
+		pass_queue(o, q, seq);
 }
 
 static void pass_piece(struct order_sink *o, const struct piece *p)
@@ -232,7 +280,11 @@ static void pass_piece(struct order_sink *o, const struct piece *p)
 		.flags = p->t->pid,
 	};
 
-	pass_calls(o, p->seq);
+	struct held_queue *q = held_queue(o, p->t->pid, false);
+
+	pass_queue(o, &o->any, p->seq);
+	if (q)
+		pass_queue(o, q, p->seq);
 	if (o->error)
 		return;
 	/* Say whose records follow, unless the piece does. */
@@ -254,14 +306,24 @@ static int by_time(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Whether the pieces are of two threads or more. */
+/*
+ * Whether the pieces are of two threads or more (records nobody named
+ * before a THREAD record are not a thread of their own).
+ */
 static bool threads_mixed(const struct order_sink *o)
 {
+	const struct othread *one = NULL, *t;
 	size_t i;
 
-	for (i = 1; i < o->npieces; i++)
-		if (o->pieces[i].t != o->pieces[0].t)
+	for (i = 0; i < o->npieces; i++) {
+		t = o->pieces[i].t;
+		if (!t->tid && !t->pid)
+			continue;
+		if (!one)
+			one = t;
+		else if (t->tid != one->tid || t->pid != one->pid)
 			return true;
+	}
 	return false;
 }
 
@@ -277,8 +339,11 @@ static void pass_on(struct order_sink *o, bool all)
 		pass_calls(o, UINT64_MAX);
 		return;
 	}
-	if (!o->passed_any && !o->newest && o->unordered && threads_mixed(o))
+	if (!o->said_unordered && !o->newest && o->unordered &&
+	    threads_mixed(o)) {
 		o->unordered(o->arg);
+		o->said_unordered = true;
+	}
 	for (i = 0; i < o->npieces; i++) {
 		struct piece *p = &o->pieces[i];
 
@@ -354,6 +419,7 @@ static int order_records(struct sink *s, u32 stream,
 static int order_take(struct call_sink *cs, struct sink_call *c)
 {
 	struct order_sink *o = (struct order_sink *)cs;
+	struct held_queue *q;
 	struct held *h;
 
 	if (o->error) {
@@ -364,8 +430,11 @@ static int order_take(struct call_sink *cs, struct sink_call *c)
 	h->next = NULL;
 	h->seq = o->seq++;
 	h->c = c;
-	*o->held_tail = h;
-	o->held_tail = &h->next;
+	/* The others' id is a pid; an event's format is everyone's. */
+	q = c->kind == CALL_EVENT_FORMAT || c->kind == CALL_EXIT ?
+	    &o->any : held_queue(o, c->id, true);
+	*q->tail = h;
+	q->tail = &h->next;
 	o->held_bytes += c->len;
 	/* Records after it must not join a piece from before it. */
 	o->cut = true;
@@ -393,7 +462,8 @@ struct order_sink *order_sink_new(struct sink *next,
 	o->next = next;
 	o->unordered = unordered;
 	o->arg = arg;
-	o->held_tail = &o->held;
+	o->any.tail = &o->any.head;
+	hash_init(o->held);
 	hash_init(o->threads);
 	return o;
 }
@@ -414,6 +484,7 @@ struct sink *order_sink(struct order_sink *o)
 int order_sink_finish(struct order_sink *o)
 {
 	struct hlist_node *tmp;
+	struct held_queue *q;
 	struct othread *t;
 	int error;
 	size_t b;
@@ -425,6 +496,8 @@ int order_sink_finish(struct order_sink *o)
 		      (unsigned long long)o->late, ORDER_WINDOW);
 	hash_for_each_safe(o->threads, b, tmp, t, node)
 		free(t);
+	hash_for_each_safe(o->held, b, tmp, q, node)
+		free(q);
 	for (b = 0; b < o->nstreams; b++)
 		free(o->streams[b]);
 	free(o->streams);

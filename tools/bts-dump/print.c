@@ -3,9 +3,9 @@
  * The sink that decodes records, and hands what they say to an output
  * (print.h).
  *
- * Records come as /dev/bts gives them: runs of one thread's records, each
- * after a THREAD record, threads interleaved.  The outputs follow that
- * order, so nothing is buffered however long the trace.  Each thread
+ * Records come as /dev/bts gives them, runs of one thread's records, each
+ * after a THREAD record, threads interleaved; for the text outputs, in
+ * the time order order.c puts them in first.  Each thread
  * keeps what decoding needs across its runs: where its current
  * straight-line block began, the last few blocks (system call numbers are
  * found by decoding back from the system call instruction to the

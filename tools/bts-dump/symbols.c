@@ -480,18 +480,20 @@ static struct elf_file *file_new(struct syms *st, const char *path, u64 hash)
 	return f;
 }
 
-static struct elf_file *file_open(struct syms *st, const char *path)
+static u64 mtime_ns(const struct stat *sb)
 {
-	u64 hash = hash_bytes(path, strlen(path));
-	struct elf_file *f;
+	return (u64)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+}
+
+/* What is at @path now, as a new version of it in the cache. */
+static struct elf_file *file_open(struct syms *st, const char *path,
+				  u64 hash)
+{
+	struct elf_file *f = file_new(st, path, hash);
 	struct stat sb;
 	void *data;
 	int fd;
 
-	hash_for_each_possible(st->files_by_hash, f, node, hash)
-		if (f->mapped && f->hash == hash && !strcmp(f->path, path))
-			return f;
-	f = file_new(st, path, hash);
 	f->mapped = true;
 	/* Not a FIFO or a device: a raw file may name anything. */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -499,7 +501,15 @@ static struct elf_file *file_open(struct syms *st, const char *path)
 		f->error = errno;
 		return f;
 	}
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
+	if (fstat(fd, &sb)) {
+		f->error = errno;
+		close(fd);
+		return f;
+	}
+	f->dev = sb.st_dev;
+	f->ino = sb.st_ino;
+	f->mtime = mtime_ns(&sb);
+	if (!S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
 	    (u64)sb.st_size > SIZE_MAX) {
 		close(fd);
 		return f;
@@ -510,13 +520,21 @@ static struct elf_file *file_open(struct syms *st, const char *path)
 	close(fd);
 	if (data == MAP_FAILED)
 		return f;
-	f->dev = sb.st_dev;
-	f->ino = sb.st_ino;
-	f->mtime = (u64)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 	f->data = data;
 	f->size = sb.st_size;
 	file_parse(f);
 	return f;
+}
+
+/* Whether @path is another file now than @f, the newest read of it. */
+static bool file_changed(const struct elf_file *f)
+{
+	struct stat sb;
+
+	if (stat(f->path, &sb))
+		return errno != f->error;
+	return f->error || sb.st_dev != f->dev || sb.st_ino != f->ino ||
+	       mtime_ns(&sb) != f->mtime || (u64)sb.st_size != f->size;
 }
 
 /* The file of a memory image: one for all images with the same bytes. */
@@ -732,6 +750,41 @@ static const char *file_differs(const struct elf_file *f,
 	return NULL;
 }
 
+/*
+ * Code in no file: anonymous memory, the vDSO, a memfd (a JIT's code
+ * mapped twice), none of which a path names.
+ */
+static bool in_no_file(const struct mapping *map)
+{
+	return map->path[0] != '/' || !strncmp(map->path, "/memfd:", 7);
+}
+
+/*
+ * The file @map mapped: a version of its path read before that is it (a
+ * trace may map a file, then a rebuilt one at the same path), else what
+ * is at the path now.  Returns the newest version when none is the one
+ * mapped (file_differs() or its error says why).
+ */
+static struct elf_file *mapped_file(struct syms *st,
+				    const struct mapping *map)
+{
+	u64 hash = hash_bytes(map->path, strlen(map->path));
+	struct elf_file *f, *newest = NULL;
+
+	/* Newest first: hash_add() puts each at the head of its bucket. */
+	hash_for_each_possible(st->files_by_hash, f, node, hash) {
+		if (!f->mapped || f->hash != hash || strcmp(f->path, map->path))
+			continue;
+		if (!newest)
+			newest = f;
+		if (f->usable && !file_differs(f, map))
+			return f;
+	}
+	if (!newest || file_changed(newest))
+		newest = file_open(st, map->path, hash);
+	return newest;
+}
+
 static struct module *resolve(struct syms *st, struct proc *p,
 			      struct mapping *map)
 {
@@ -745,8 +798,8 @@ static struct module *resolve(struct syms *st, struct proc *p,
 	map->resolved = true;
 	if (!strchr(map->perms, 'x'))
 		return NULL;
-	if (map->path[0] == '/') {
-		f = file_open(st, map->path);
+	if (!in_no_file(map)) {
+		f = mapped_file(st, map);
 		differs = f->usable ? file_differs(f, map) : NULL;
 		if (differs) {
 			/* Its names would be another program's: none. */
@@ -867,7 +920,7 @@ const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 	map = find(p, addr);
 	m = map ? resolve(st, p, map) : NULL;
 	/* Code in no file: a JIT's, if the process said so as perf asks. */
-	if (!m && (!map || map->path[0] != '/')) {
+	if (!m && (!map || in_no_file(map))) {
 		if (!p->jit)
 			p->jit = jit_map_new(p->pid);
 		ai->sym = jit_map_find(p->jit, addr, &ai->sym_off, &ai->mod);

@@ -3,9 +3,12 @@
 /tmp/perf-PID.map, for code in no file."""
 
 import os
+import subprocess
+import time
 
 import rawgen as rg
-from checklib import PROG, jsonl, nm, run, run_memcheck, tap, write
+from checklib import (BTS_DUMP, PROG, jsonl, nm, run, run_memcheck, tap,
+                      write)
 
 S = nm(PROG)
 # A pid no test machine is near: its map file is the test's own.
@@ -78,11 +81,49 @@ def test_jit():
         rc, out, err = run(f, "--format=jsonl")
         got = ends(out) if rc == 0 else []
         tap(rc == 0 and got[0][2] is None and
-            "%s: not used: owned by uid 65534" % MAP in err,
+            "%s: not used: owned by someone else than you or root" % MAP
+            in err,
             "JIT: a map file someone else owns is not used, and bts-dump "
             "says so", "%r\n" % got + err)
-    finally:
+
+        # Not a regular file, not a link: /tmp is everyone's.
         os.unlink(MAP)
+        os.mkfifo(MAP)
+        p = subprocess.run([BTS_DUMP, "-i", f, "--format=jsonl"],
+                           capture_output=True, text=True, timeout=60)
+        os.unlink(MAP)
+        os.symlink("/dev/zero", MAP)
+        p2 = subprocess.run([BTS_DUMP, "-i", f, "--format=jsonl"],
+                            capture_output=True, text=True, timeout=60)
+        tap(p.returncode == p2.returncode == 0 and
+            "%s: not used: not a regular file" % MAP in p.stderr and
+            "%s: not used: a symbolic link" % MAP in p2.stderr,
+            "JIT: a FIFO or a link there is not read", p.stderr + p2.stderr)
+        os.unlink(MAP)
+
+        # Live: code named after bts-dump read the file is found when it
+        # comes (folded prints each record as it comes).
+        write_map("%x 40 jit_a\n" % (JIT + 0x100))
+        p = subprocess.Popen([BTS_DUMP, "-i", "-", "--format=folded"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        p.stdin.write(rg.header() + rg.maps_chunk(PID, "".join(
+            rg.maps_lines(PROG)) + rg.special_line(JIT, JIT + 0x10000, "")) +
+            rg.records_chunk([rg.thread(PID, PID, rg.THREAD_NEW),
+                              rg.branch(S["tramp"][0], JIT + 0x100)]))
+        p.stdin.flush()
+        time.sleep(1.5)
+        with open(MAP, "a") as m:
+            m.write("%x 20 jit_b\n" % (JIT + 0x200))
+        p.stdin.write(rg.records_chunk([rg.thread(PID, PID),
+                                        rg.branch(JIT + 0x130, JIT + 0x200)]))
+        out, err = p.communicate(timeout=60)
+        tap(p.returncode == 0 and b";tramp;jit_b 1" in out,
+            "JIT: a function the map got after bts-dump first read it is "
+            "found (the appended part read)", (out + err).decode())
+    finally:
+        if os.path.lexists(MAP):
+            os.unlink(MAP)
     rc, out, err = run(f, "--format=jsonl")
     got = ends(out) if rc == 0 else []
     tap(rc == 0 and got[0] == ("tramp", "prog", None, None) and

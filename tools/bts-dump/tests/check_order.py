@@ -85,6 +85,28 @@ def test_order():
         "time order: --calls too", out + err)
 
 
+def test_held_calls():
+    """A process's name changes before the first of its runs that came
+    after the change, not before a run of another process that sorts first"""
+    f = write("order-comm.raw", rg.header() +
+              rg.maps_chunk(90, "".join(rg.maps_lines(PROG))) +
+              rg.comm_chunk(90, "old") + rg.comm_chunk(91, "other") +
+              rg.records_chunk([rg.thread(90, 90, rg.THREAD_NEW),
+                                *stamp(100), br(90, 1)], 0) +
+              rg.comm_chunk(90, "new") +
+              rg.records_chunk([rg.thread(91, 91, rg.THREAD_NEW),
+                                *stamp(50), br(91, 1)], 1) +
+              rg.records_chunk([rg.thread(90, 90), *stamp(200),
+                                br(90, 2)], 0))
+    rc, out, err = run(f, "--format=jsonl")
+    want = [(91, "other"), (90, "old"), (90, "new")]
+    got = [(r["tid"], r.get("comm")) for r in jsonl(out)
+           if r["kind"] == "branch"] if rc == 0 else []
+    tap(got == want, "time order: a process's new name comes with its "
+        "first run read after it, though another process's run read later "
+        "comes first", "got  %r\nwant %r\n" % (got, want) + out + err)
+
+
 def test_unordered():
     """Where the trace has no stamps, the outputs say the order is the
     order read"""
@@ -111,11 +133,12 @@ def test_unordered():
         "no stamps: --calls says so too", out + err)
 
     f = trace("unordered1.raw", [
-        (0, [rg.thread(90, 90, rg.THREAD_NEW), br(90, 1)]),
+        (0, [br(90, 0), rg.thread(90, 90, rg.THREAD_NEW), br(90, 1)]),
         (0, [rg.thread(90, 90), br(90, 2)])])
     rc, out, err = run(f)
     tap(rc == 0 and "-- threads" not in out and "[tid 90" in out,
-        "no stamps, one thread: nothing to say", out + err)
+        "no stamps, one thread (records before any THREAD record too): "
+        "nothing to say", out + err)
 
 
 def test_late():
