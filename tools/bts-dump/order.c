@@ -274,13 +274,12 @@ static void pass_piece(struct order_sink *o, const struct piece *p)
 {
 	const struct bts_record *r = o->recs + p->first;
 	struct ostream *s = p->t->s;
+	struct held_queue *q = held_queue(o, p->t->pid, false);
 	struct bts_record framing = {
 		.from = BTS_PSEUDO(BTS_PSEUDO_THREAD, BTS_THREAD_RECORDS),
 		.to = p->t->tid,
 		.flags = p->t->pid,
 	};
-
-	struct held_queue *q = held_queue(o, p->t->pid, false);
 
 	pass_queue(o, &o->any, p->seq);
 	if (q)
