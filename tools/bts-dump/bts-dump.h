@@ -89,7 +89,11 @@ int async_sink_finish(struct async_sink *a);
 struct order_sink;
 
 struct order_sink *order_sink_new(struct sink *next,
-				  void (*unordered)(void *arg), void *arg);
+				  void (*unordered)(void *arg),
+				  void (*arrived)(void *arg,
+						  const struct bts_record *r,
+						  size_t n),
+				  void *arg);
 struct sink *order_sink(struct order_sink *o);
 int order_sink_finish(struct order_sink *o);
 
@@ -247,6 +251,7 @@ void proc_set_comm(struct proc *p, const char *name, size_t len);
 const char *proc_comm(const struct proc *p);
 const struct mapset *proc_maps(const struct proc *p, unsigned int *gen);
 void proc_map(struct syms *st, struct proc *p, const struct mapping *m);
+void syms_prefetch(struct syms *st, const struct mapping *m);
 void proc_unmap(struct syms *st, struct proc *p, u64 start, u64 end);
 void proc_trace_gap(struct syms *st, struct proc *p);
 const struct addr_info *proc_addr(struct syms *st, struct proc *p,

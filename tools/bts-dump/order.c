@@ -87,6 +87,7 @@ struct order_sink {
 	struct call_sink in;
 	struct sink *next;
 	void (*unordered)(void *arg);
+	void (*arrived)(void *arg, const struct bts_record *r, size_t n);
 	void *arg;
 	DECLARE_HASHTABLE(threads, ORDER_HASH_BITS);
 	struct ostream **streams;
@@ -408,6 +409,8 @@ static int order_records(struct sink *s, u32 stream,
 	struct order_sink *o = (struct order_sink *)s;
 
 	if (!o->error) {
+		if (o->arrived)
+			o->arrived(o->arg, r, n);
 		add_records(o, stream, r, n);
 		pass_on_if_full(o);
 	}
@@ -444,15 +447,21 @@ static int order_take(struct call_sink *cs, struct sink_call *c)
 /**
  * order_sink_new() - a sink that passes threads' records on in time order
  * @next: the sink to pass them to
- * @unordered: called once, before the first record is passed on, if the
- *	records are of two threads or more and have no time stamps to
- *	order them by: they are passed on in the order they came
- * @arg: for @unordered
+ * @unordered: called once, before the records of a second thread are
+ *	passed on, if they have no time stamps to order them by: they are
+ *	passed on in the order they came
+ * @arrived: called with each run of records as it comes, before it is
+ *	held, or NULL
+ * @arg: for @unordered and @arrived
  *
  * Return: the new sink (order_sink() gives its struct sink).
  */
 struct order_sink *order_sink_new(struct sink *next,
-				  void (*unordered)(void *arg), void *arg)
+				  void (*unordered)(void *arg),
+				  void (*arrived)(void *arg,
+						  const struct bts_record *r,
+						  size_t n),
+				  void *arg)
 {
 	struct order_sink *o = xcalloc(1, sizeof(*o));
 
@@ -460,6 +469,7 @@ struct order_sink *order_sink_new(struct sink *next,
 	o->in.sink.records = order_records;
 	o->next = next;
 	o->unordered = unordered;
+	o->arrived = arrived;
 	o->arg = arg;
 	o->any.tail = &o->any.head;
 	hash_init(o->held);

@@ -5,7 +5,7 @@
  *
  * Records come as /dev/bts gives them, runs of one thread's records, each
  * after a THREAD record, threads interleaved; for the text outputs, in
- * the time order order.c puts them in first.  Each thread
+ * time order, put so by order.c first.  Each thread
  * keeps what decoding needs across its runs: where its current
  * straight-line block began, the last few blocks (system call numbers are
  * found by decoding back from the system call instruction to the
@@ -605,11 +605,10 @@ static void on_marker(struct printer *pr, struct thread *t,
 		pr->output->marker(pr, t, &m);
 }
 
-/* A detail of the MAP record to come: keep what it says. */
-static void on_map_detail(struct thread *t, const struct bts_record *r)
+/* A detail of the MAP record to come: keep what it says in @d. */
+static void map_detail_add(struct map_details *d, const struct bts_record *r)
 {
 	unsigned int i = BTS_DETAIL_VAL(r->from);
-	struct map_details *d = &t->map;
 
 	switch (BTS_DETAIL_LAYOUT(r->from)) {
 	case BTS_DETAIL_MAP_FILE:
@@ -657,17 +656,14 @@ static const char *map_name(struct map_details *d)
 	return NULL;
 }
 
-/*
- * The process's address space changed here: update its mappings, which
- * symbolize every later branch, and show the change if asked to.
- */
-static void on_map(struct printer *pr, struct thread *t,
-		   const struct bts_record *r)
+/* What MAP record @r and the details @d kept before it say. */
+static void map_change_of(struct map_details *d, const struct bts_record *r,
+			  struct map_change *c)
 {
 	unsigned int id_len = BTS_MAP_BUILD_ID_LEN(r->from);
 	unsigned int id_need = (1U << (id_len + 15) / 16) - 1;
-	struct map_details *d = &t->map;
-	struct map_change c = {
+
+	*c = (struct map_change) {
 		.event = BTS_MAP_EVENT(r->from),
 		.start = r->to,
 		.end = r->flags,
@@ -675,39 +671,58 @@ static void on_map(struct printer *pr, struct thread *t,
 		.name = map_name(d),
 		.file = d->file_have == 3,
 	};
-	struct mapping m = { 0 };
-
-	if (c.file) {
-		c.offset = d->offset;
-		c.inode = d->inode;
-		c.dev_major = d->dev >> 32;
-		c.dev_minor = (u32)d->dev;
-		c.mtime = d->mtime;
+	if (c->file) {
+		c->offset = d->offset;
+		c->inode = d->inode;
+		c->dev_major = d->dev >> 32;
+		c->dev_minor = (u32)d->dev;
+		c->mtime = d->mtime;
 	}
 	if (id_len && id_len <= sizeof(d->build_id) &&
 	    (d->id_have & id_need) == id_need) {
-		c.build_id = d->build_id;
-		c.build_id_len = id_len;
+		c->build_id = d->build_id;
+		c->build_id_len = id_len;
 	}
+}
+
+/* The mapping a BTS_MAP_MMAP change makes; its path is @c's. */
+static void mapping_of(const struct map_change *c, struct mapping *m)
+{
+	*m = (struct mapping) {
+		.start = c->start,
+		.end = c->end,
+		.offset = c->offset,
+		.inode = c->inode,
+		.dev_major = c->dev_major,
+		.dev_minor = c->dev_minor,
+		.mtime = c->mtime,
+		.path = (char *)(c->name ? c->name : ""),
+	};
+	if (c->build_id) {
+		memcpy(m->build_id, c->build_id, c->build_id_len);
+		m->build_id_len = c->build_id_len;
+	}
+	memcpy(m->perms, "r-xp", sizeof(m->perms));
+}
+
+/*
+ * The process's address space changed here: update its mappings, which
+ * symbolize every later branch, and show the change if asked to.
+ */
+static void on_map(struct printer *pr, struct thread *t,
+		   const struct bts_record *r)
+{
+	struct map_change c;
+	struct mapping m;
+
+	map_change_of(&t->map, r, &c);
 	switch (c.event) {
 	case BTS_MAP_EXEC:
 		proc_exec(pr->syms, t->proc);
 		c.what = "exec";
 		break;
 	case BTS_MAP_MMAP:
-		m.start = c.start;
-		m.end = c.end;
-		m.offset = c.offset;
-		m.inode = c.inode;
-		m.dev_major = c.dev_major;
-		m.dev_minor = c.dev_minor;
-		m.mtime = c.mtime;
-		if (c.build_id) {
-			memcpy(m.build_id, c.build_id, c.build_id_len);
-			m.build_id_len = c.build_id_len;
-		}
-		memcpy(m.perms, "r-xp", sizeof(m.perms));
-		m.path = (char *)(c.name ? c.name : "");
+		mapping_of(&c, &m);
 		if (m.start < m.end)
 			proc_map(pr->syms, t->proc, &m);
 		c.what = "mmap";
@@ -780,7 +795,7 @@ static void p_record(struct printer *pr, struct thread **cur,
 			return;
 		}
 		if (BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_MAP) {
-			on_map_detail(*cur, r);
+			map_detail_add(&(*cur)->map, r);
 			return;
 		}
 		(*cur)->have_detail =
@@ -964,6 +979,44 @@ static void p_unordered(void *arg)
 	pr->output->unordered(pr);
 }
 
+/*
+ * Records as they come, before the order stage holds them: read the files
+ * their MAP records name now, while they are there, so that a program
+ * rebuilt before its records print is still named from the build it ran.
+ * A record whose details came in another read is left to its turn.
+ */
+static void p_arrived(void *arg, const struct bts_record *r, size_t n)
+{
+	struct printer *pr = arg;
+	struct map_details d = { 0 };
+	struct map_change c;
+	struct mapping m;
+	size_t i;
+
+	for (i = 0; i < n; i++, r++) {
+		if (BTS_RECORD_IS_PSEUDO(r->from)) {
+			switch (BTS_PSEUDO_TYPE(r->from)) {
+			case BTS_PSEUDO_THREAD:
+				/* Framing: details may wait across it. */
+				continue;
+			case BTS_PSEUDO_DETAIL:
+				if (BTS_DETAIL_TYPE(r->from) != BTS_PSEUDO_MAP)
+					break;
+				map_detail_add(&d, r);
+				continue;
+			case BTS_PSEUDO_MAP:
+				map_change_of(&d, r, &c);
+				if (c.event != BTS_MAP_MMAP || !c.name)
+					break;
+				mapping_of(&c, &m);
+				syms_prefetch(pr->syms, &m);
+				break;
+			}
+		}
+		map_details_clear(&d);
+	}
+}
+
 struct printer *printer_new(FILE *out, const struct print_opts *opts)
 {
 	struct printer *pr = xcalloc(1, sizeof(*pr));
@@ -994,7 +1047,8 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	pr->syms = syms_new(!pr->opts.mangled);
 	pr->events = events_new();
 	if (pr->output->unordered)
-		pr->order = order_sink_new(&pr->sink, p_unordered, pr);
+		pr->order = order_sink_new(&pr->sink, p_unordered, p_arrived,
+					   pr);
 	return pr;
 }
 

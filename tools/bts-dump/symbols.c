@@ -785,6 +785,21 @@ static struct elf_file *mapped_file(struct syms *st,
 	return newest;
 }
 
+/**
+ * syms_prefetch() - read the file a mapping names, now
+ * @st: the symbols
+ * @m: the mapping, as the trace announced it
+ *
+ * For records held before they print (order.c): the file is read while
+ * it is still the one mapped, and that version stays for its lookups
+ * however the path changes meanwhile.
+ */
+void syms_prefetch(struct syms *st, const struct mapping *m)
+{
+	if (!in_no_file(m))
+		mapped_file(st, m);
+}
+
 static struct module *resolve(struct syms *st, struct proc *p,
 			      struct mapping *map)
 {

@@ -98,13 +98,11 @@ def test_files():
         "naming the file and the error", out + err)
 
     # Rebuilt within one trace: each mapping named from its version, the
-    # first read while it was there (folded prints as records come).
+    # first read while it was there: as records come (folded), and when
+    # they arrive though they print at the end (jsonl, held in time order).
     bid2 = bytes(b ^ 0x5a for b in bid)
     with open(PROG, "rb") as src:
         data = src.read()
-    p = subprocess.Popen([BTS_DUMP, "-i", "-", "--format=folded"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
 
     def run_of(pid, build):
         return rg.records_chunk([
@@ -112,18 +110,28 @@ def test_files():
             *rg.map_file(copy, 0, build_id=build),
             rg.branch(S["tramp"][0], S["leaf"][0])])
 
-    shutil.copy(PROG, copy)
-    p.stdin.write(rg.header() + run_of(106, bid))
-    p.stdin.flush()
-    time.sleep(1)
-    with open(tmp, "wb") as dst:
-        dst.write(data.replace(bid, bid2))
-    os.rename(tmp, copy)
-    p.stdin.write(run_of(107, bid2) + run_of(108, bid))
-    out, err = p.communicate(timeout=60)
-    got = sorted(out.decode().splitlines())
-    want = ["[tid %d pid %d];tramp;leaf 1" % (n, n) for n in (106, 107, 108)]
-    tap(p.returncode == 0 and got == want and b"not the file" not in err,
-        "files: a file rebuilt during the trace: the old build's and the new "
-        "one's mappings each named from their version",
-        "\n".join(got) + "\n" + err.decode())
+    for fmt in ("folded", "jsonl"):
+        shutil.copy(PROG, copy)
+        p = subprocess.Popen([BTS_DUMP, "-i", "-", "--format=" + fmt],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        p.stdin.write(rg.header() + run_of(106, bid))
+        p.stdin.flush()
+        time.sleep(1)
+        with open(tmp, "wb") as dst:
+            dst.write(data.replace(bid, bid2))
+        os.rename(tmp, copy)
+        p.stdin.write(run_of(107, bid2) + run_of(108, bid))
+        out, err = p.communicate(timeout=60)
+        if fmt == "folded":
+            got = sorted(out.decode().splitlines())
+        else:
+            got = sorted("[tid %d pid %d];%s;%s 1" % (
+                r["tid"], r["pid"], r.get("from_sym"), r.get("to_sym"))
+                for r in jsonl(out.decode()) if r["kind"] == "branch")
+        want = ["[tid %d pid %d];tramp;leaf 1" % (n, n)
+                for n in (106, 107, 108)]
+        tap(p.returncode == 0 and got == want and b"not the file" not in err,
+            "files: a file rebuilt during the trace: the old build's and "
+            "the new one's mappings each named from their version (%s)" %
+            fmt, "\n".join(got) + "\n" + err.decode())
