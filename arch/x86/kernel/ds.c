@@ -66,14 +66,6 @@
 #include "ds_core.h"
 #include "ds_layer.h"
 
-/*
- * Records the hardware may write between crossing the threshold and the
- * PMI handler stopping it: with kernel tracing on, the NMI entry path
- * itself, longer with debug options.  perf keeps a sixteenth of its
- * buffer; a fifth of a sub-buffer here.
- */
-#define DS_PMI_SLACK		256
-
 static_assert(offsetof(struct debug_store, bts_index) ==
 	      offsetof(struct ds_bts_area, index));
 static_assert(offsetof(struct debug_store, bts_interrupt_threshold) ==
@@ -379,6 +371,63 @@ static struct ds_stream *ds_hw_ring(struct ds_state *s,
 }
 
 /*
+ * Zero copy: the only active consumer is one of the CPU's that lends the
+ * hardware memory of its own (ds_bts_ops::window) and takes nothing but
+ * what the hardware writes.  Not under PTI: the hardware writes through
+ * the page tables of whatever runs, and user mode's map nothing of the
+ * kernel's but the cpu_entry_area, where the staging buffers are.  Not for
+ * a user-only consumer: its memory would get the kernel ends of the
+ * branches into the kernel, which only the staging buffers may hold.
+ */
+static struct ds_consumer *ds_hw_lender(struct ds_state *s,
+					struct task_struct *task)
+{
+	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS], *c;
+
+	if (boot_cpu_has(X86_FEATURE_PTI) || ds_streams(dc, task, cons) != 1)
+		return NULL;
+	c = cons[0];
+	if (c->cfg.task || !c->cfg.ops || !c->cfg.ops->window ||
+	    c->cfg.priv == DS_PRIV_USER ||
+	    (c->cfg.flags & (DS_BTS_MARKERS | DS_BTS_MAPS)))
+		return NULL;
+	return c;
+}
+
+/* /sys/kernel/debug/x86/ds_windows: windows consumers lent, for tests. */
+static DEFINE_PER_CPU(u64, ds_windows);
+
+/* What a per-CPU test counter adds up to. */
+static u64 ds_counter_sum(u64 __percpu *counter)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr(counter, cpu);
+	return sum;
+}
+
+static int ds_windows_get(void *data, u64 *val)
+{
+	*val = ds_counter_sum(&ds_windows);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(ds_windows_fops, ds_windows_get, NULL, "%llu\n");
+
+static bool ds_hw_window(struct ds_state *s, struct ds_consumer *c,
+			 u32 written, bool overran, struct ds_bts_window *next)
+{
+	bool lent = c->cfg.ops->window(c, c->cfg.data, written, overran, next);
+
+	if (lent)
+		this_cpu_inc(ds_windows);
+	return lent;
+}
+
+/*
  * A test hook: /sys/kernel/debug/x86/ds_kernel_records counts, from when
  * a write turns it on, the staged records with a kernel address outside
  * the entry code, which PTI maps for user mode anyway.  With only
@@ -407,12 +456,7 @@ static void ds_audit_staged(const struct bts_record *recs, u32 nr)
 
 static int ds_audit_get(void *data, u64 *val)
 {
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu(ds_audit_kernel_records, cpu);
-	*val = sum;
+	*val = ds_counter_sum(&ds_audit_kernel_records);
 	return 0;
 }
 
@@ -489,6 +533,8 @@ static const struct ds_state_ops ds_hw_ops = {
 	.write	= ds_hw_write,
 	.wanted	= ds_hw_wanted,
 	.ring	= ds_hw_ring,
+	.lender	= ds_hw_lender,
+	.window	= ds_hw_window,
 	.splay	= ds_hw_splay,
 };
 
@@ -597,7 +643,8 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	if (dc->st.mode == DS_STATE_RING) {
 		/* @prev has no consumer, or there would be no ring. */
 		ds_staging_ring_append(&dc->st.staging, dc->st.area, &rec);
-	} else {
+	} else if (!ds_state_lent(&dc->st)) {
+		/* (A lender takes the hardware's records only.) */
 		ds_state_drain(&dc->st, prev);
 		n = ds_streams(dc, NULL, cons);
 		for (i = 0; i < n; i++)
@@ -907,7 +954,7 @@ static int ds_cpu_up(unsigned int cpu)
 	dc->pages = pages;
 	dc->ds = ds_area(cpu);
 	ds_state_init(&dc->st, &ds_hw_ops, (struct ds_bts_area *)dc->ds, cea,
-		      DS_STAGING_RECORDS, DS_PMI_SLACK);
+		      DS_STAGING_RECORDS, DS_BTS_PMI_SLACK);
 	return smp_call_function_single(cpu, ds_arm_fn, NULL, 1);
 }
 
@@ -1282,10 +1329,12 @@ arch_initcall(ds_init);
 /* After arch_kdebugfs_init(), of the same initcall level as ds_init(). */
 static int __init ds_debugfs_init(void)
 {
-	if (ds_hw.bts)
-		debugfs_create_file_unsafe("ds_kernel_records", 0600,
-					   arch_debugfs_dir, NULL,
-					   &ds_audit_fops);
+	if (!ds_hw.bts)
+		return 0;
+	debugfs_create_file_unsafe("ds_kernel_records", 0600, arch_debugfs_dir,
+				   NULL, &ds_audit_fops);
+	debugfs_create_file_unsafe("ds_windows", 0400, arch_debugfs_dir, NULL,
+				   &ds_windows_fops);
 	return 0;
 }
 late_initcall(ds_debugfs_init);

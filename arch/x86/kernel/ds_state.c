@@ -20,6 +20,10 @@
  * - Each threshold PMI is claimed once (ds_state_nmi_pmi()): the NMI
  *   handlers of other drivers decide about theirs, and an NMI nobody
  *   claims is reported as unknown.
+ * - What an NMI does change, it changes as a drain does: where the
+ *   hardware writes (the other sub-buffer, a lender's next window or,
+ *   out of windows, the staging buffer: @spent), which code that is not
+ *   paused never reads.
  *
  * The compiler barriers order each step against an NMI on the same CPU,
  * which sees the CPU's own stores in program order; nothing here is shared
@@ -129,6 +133,102 @@ u64 ds_state_hold(struct ds_state *s)
 	return bits;
 }
 
+/* Point the hardware at a lender's window; it is not writing. */
+static bool ds_state_window_arm(struct ds_state *s,
+				const struct ds_bts_window *w)
+{
+	u64 base = (u64)(unsigned long)w->base;
+	u64 rec = sizeof(struct bts_record);
+
+	/* Its PMI would come too late to save a record. */
+	if (WARN_ON_ONCE(w->nr <= s->staging.slack))
+		return false;
+	s->area->base = base;
+	s->area->index = base;
+	s->area->max = base + w->nr * rec;
+	s->area->threshold = s->area->max - s->staging.slack * rec;
+	return true;
+}
+
+/* The records the hardware wrote into the window, and whether it was full. */
+static u32 ds_state_window_written(const struct ds_bts_area *hw,
+				   bool *overran)
+{
+	u64 index = READ_ONCE(hw->index);
+
+	*overran = index >= hw->max;
+	return (min(index, hw->max) - hw->base) / sizeof(struct bts_record);
+}
+
+/*
+ * The PMI of the sub-buffer or window the hardware writes is owed if it
+ * reached its threshold, unless an NMI claims it, before this (with the
+ * same generation) or after.  Paused: the index stays put.  An NMI may run
+ * between any two of these steps; see ds_state_pmi_claim().
+ */
+static void ds_state_pmi_owed(struct ds_state *s)
+{
+	if (READ_ONCE(s->area->index) >= s->area->threshold)
+		s->pmi_owed_gen = s->pmi_gen;
+	barrier();
+}
+
+/* Splay the sub-buffer the hardware writes; it is not writing. */
+static void ds_state_splay_drain(struct ds_state *s, struct task_struct *task)
+{
+	const struct bts_record *recs;
+	bool overran;
+	u32 nr;
+
+	ds_state_pmi_owed(s);
+	nr = ds_staging_take(&s->staging, s->area, &recs, &overran);
+	barrier();
+	s->pmi_gen++;
+	/* Even without records: a stream may owe a loss record. */
+	s->ops->splay(s, task, recs, nr, overran);
+}
+
+/*
+ * The lender takes what its window got (a spent one has had its last),
+ * and the hardware goes back to sub-buffers.
+ */
+static void ds_state_direct_leave(struct ds_state *s,
+				  struct task_struct *task)
+{
+	bool overran;
+	u32 written;
+
+	if (s->spent) {
+		ds_state_splay_drain(s, task);
+	} else {
+		ds_state_pmi_owed(s);
+		written = ds_state_window_written(s->area, &overran);
+		s->ops->window(s, s->lender, written, overran, NULL);
+		ds_staging_arm(&s->staging, s->area);
+		barrier();
+		s->pmi_gen++;
+	}
+	s->lender = NULL;
+	s->spent = false;
+	ds_state_set_mode(s, DS_STATE_SPLAY);
+}
+
+/*
+ * Lend the hardware to @lender, if it has a window: a drained CPU, in
+ * DS_STATE_SPLAY.
+ */
+static void ds_state_direct_enter(struct ds_state *s,
+				  struct ds_consumer *lender)
+{
+	struct ds_bts_window w;
+
+	if (!s->ops->window(s, lender, 0, false, &w) ||
+	    !ds_state_window_arm(s, &w))
+		return;
+	s->lender = lender;
+	ds_state_set_mode(s, DS_STATE_DIRECT);
+}
+
 /* Hand the hardware's ring to its consumer's stream; back to sub-buffers. */
 static void ds_state_ring_leave(struct ds_state *s)
 {
@@ -147,35 +247,36 @@ static void ds_state_ring_leave(struct ds_state *s)
  * @s:    the CPU's state, paused
  * @task: who ran while the records were written
  *
- * In DS_STATE_RING the ring's records go to its stream and the hardware
- * goes back to sub-buffers: its consumer is about to look.
+ * In DS_STATE_RING the ring's records go to its stream, in DS_STATE_DIRECT
+ * the lender takes its window's, and the hardware goes back to
+ * sub-buffers: the consumer is about to look, or another joins it.
  */
 void ds_state_drain(struct ds_state *s, struct task_struct *task)
 {
-	const struct bts_record *recs;
-	bool overran;
-	u32 nr;
-
-	if (s->mode == DS_STATE_OFF)
-		return;
-	if (s->mode == DS_STATE_RING) {
+	switch (s->mode) {
+	case DS_STATE_OFF:
+		break;
+	case DS_STATE_RING:
 		ds_state_ring_leave(s);
-		return;
+		break;
+	case DS_STATE_DIRECT:
+		ds_state_direct_leave(s, task);
+		break;
+	default:
+		ds_state_splay_drain(s, task);
 	}
-	/*
-	 * Its PMI is owed unless an NMI claims it, before this drain (with
-	 * the same generation) or after it.  Paused: the index stays put.
-	 * An NMI may run between any two of these steps; see
-	 * ds_state_pmi_claim().
-	 */
-	if (READ_ONCE(s->area->index) >= s->area->threshold)
-		s->pmi_owed_gen = s->pmi_gen;
-	barrier();
-	nr = ds_staging_take(&s->staging, s->area, &recs, &overran);
-	barrier();
-	s->pmi_gen++;
-	/* Even without records: a stream may owe a loss record. */
-	s->ops->splay(s, task, recs, nr, overran);
+}
+
+/**
+ * ds_state_lent() - whether the hardware writes a lender's window
+ * @s: the CPU's state, paused
+ *
+ * Its records then are the lender's alone, and no drain is needed to say
+ * whose they are.
+ */
+bool ds_state_lent(const struct ds_state *s)
+{
+	return s->mode == DS_STATE_DIRECT && !s->spent;
 }
 
 /**
@@ -185,22 +286,27 @@ void ds_state_drain(struct ds_state *s, struct task_struct *task)
  * @task: who runs now
  *
  * Ending the outermost pause, drains what the hardware wrote and restarts
- * it as a ring for a lone ring consumer, which keeps going untouched while
- * it stays alone, or with sub-buffers.
+ * it as a ring for a lone ring consumer, or in the windows of a lender,
+ * either of which keeps going untouched while it stays alone, or with
+ * sub-buffers.
  */
 void ds_state_unpause(struct ds_state *s, struct task_struct *task)
 {
 	u64 bits = 0;
 
 	if (s->pause == 1 && s->mode != DS_STATE_OFF) {
-		struct ds_stream *ring = s->ops->ring(s, task);
+		struct ds_consumer *lender = s->ops->lender(s, task);
+		struct ds_stream *ring = lender ? NULL : s->ops->ring(s, task);
 
-		if (!ring || ring != s->ring) {
+		if (!(ring && ring == s->ring) &&
+		    !(lender && lender == s->lender && !s->spent)) {
 			ds_state_drain(s, task);
 			if (ring) {
 				ds_staging_arm_ring(&s->staging, s->area);
 				s->ring = ring;
 				ds_state_set_mode(s, DS_STATE_RING);
+			} else if (lender) {
+				ds_state_direct_enter(s, lender);
 			}
 		}
 		bits = ds_state_wanted(s, task);
@@ -214,11 +320,12 @@ void ds_state_unpause(struct ds_state *s, struct task_struct *task)
  * @task: who ran while the records were written
  *
  * For records software wrote or the hardware wrote while its PMI was held
- * back: no PMI comes for them.  A ring never reaches its threshold.
+ * back: no PMI comes for them.  A ring never reaches its threshold; a
+ * lender's window, only with the hardware running, when its PMI comes.
  */
 void ds_state_drain_full(struct ds_state *s, struct task_struct *task)
 {
-	if (s->mode == DS_STATE_SPLAY &&
+	if ((s->mode == DS_STATE_SPLAY || s->spent) &&
 	    READ_ONCE(s->area->index) >= READ_ONCE(s->area->threshold))
 		ds_state_drain(s, task);
 }
@@ -259,6 +366,8 @@ void ds_state_disarm(struct ds_state *s, struct task_struct *task)
 void ds_state_offline(struct ds_state *s)
 {
 	s->ring = NULL;
+	s->lender = NULL;
+	s->spent = false;
 	ds_state_set_mode(s, DS_STATE_OFF);
 }
 
@@ -270,7 +379,9 @@ void ds_state_offline(struct ds_state *s)
  * @task: who runs now
  *
  * They reach the streams in order with the branches around them: through
- * the staging buffer, or the ring of a lone ring consumer.
+ * the staging buffer, or the ring of a lone ring consumer.  A lender takes
+ * only the hardware's records, so in DS_STATE_DIRECT they are for a
+ * consumer that has yet to be synced in, and are not its.
  */
 void ds_state_stage(struct ds_state *s, const struct bts_record *rec,
 		    unsigned int nr, struct task_struct *task)
@@ -278,6 +389,10 @@ void ds_state_stage(struct ds_state *s, const struct bts_record *rec,
 	u64 bits = ds_state_hold(s);
 	unsigned int i;
 
+	if (s->mode == DS_STATE_DIRECT) {
+		ds_state_restart(s, bits);
+		return;
+	}
 	if (s->mode == DS_STATE_RING) {
 		for (i = 0; i < nr; i++)
 			ds_staging_ring_append(&s->staging, s->area, &rec[i]);
@@ -334,14 +449,36 @@ static bool ds_state_pmi_claim(struct ds_state *s)
 	return false;
 }
 
+/*
+ * The lender takes its window's records and lends the next, or the
+ * staging buffer takes over until the mode is next looked at.  In NMI.
+ */
+static void ds_state_window_next(struct ds_state *s)
+{
+	struct ds_bts_window w;
+	bool overran, lent;
+	u32 written;
+
+	ds_state_pmi_owed(s);
+	written = ds_state_window_written(s->area, &overran);
+	lent = s->ops->window(s, s->lender, written, overran, &w);
+	if (!lent || !ds_state_window_arm(s, &w)) {
+		ds_staging_arm(&s->staging, s->area);
+		s->spent = true;
+	}
+	barrier();
+	s->pmi_gen++;
+}
+
 /**
  * ds_state_nmi_pmi() - the layer's NMI handler
  * @s:    the CPU's state, between ds_state_nmi_enter() and _exit()
  * @task: whose records are staged, NULL if not known (mid-switch: the
  *	switch drains them)
  *
- * Drains the full sub-buffer of its threshold PMI, unless the layer had
- * the hardware paused, when the pauser drains.  Never changes the mode.
+ * Drains the full sub-buffer of its threshold PMI, or hands a full window
+ * to its lender, unless the layer had the hardware paused, when the pauser
+ * drains.  Never changes the mode.
  *
  * Return: whether the NMI was the layer's PMI.
  */
@@ -351,13 +488,18 @@ bool ds_state_nmi_pmi(struct ds_state *s, struct task_struct *task)
 
 	if (s->mode == DS_STATE_OFF)
 		return false;
-	/* A sub-buffer, then: a ring never reaches its threshold. */
+	/* Not a ring, then: a ring never reaches its threshold. */
 	full = READ_ONCE(s->area->index) >= READ_ONCE(s->area->threshold);
 	if (!ds_state_pmi_claim(s))
 		return false;
-	/* An owed PMI's sub-buffer was drained already. */
-	if (full && s->nmi_held && task)
-		ds_state_drain(s, task);
+	/* An owed PMI's sub-buffer or window was drained already. */
+	if (!full || !s->nmi_held)
+		return true;
+	/* A lender's records are its own, whoever ran. */
+	if (ds_state_lent(s))
+		ds_state_window_next(s);
+	else if (task)
+		ds_state_splay_drain(s, task);
 	return true;
 }
 

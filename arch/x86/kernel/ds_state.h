@@ -11,6 +11,7 @@
 #include "ds_core.h"
 
 struct task_struct;
+struct ds_consumer;
 
 /**
  * enum ds_state_mode - how the hardware writes a CPU's branch records
@@ -20,6 +21,12 @@ struct task_struct;
  *	each drain splays a sub-buffer into the streams it belongs to
  * @DS_STATE_RING: the whole staging buffer is the ring of a lone per-CPU
  *	ring consumer, written without a PMI or a copy until it is left
+ * @DS_STATE_DIRECT: the hardware writes windows of a lone per-CPU
+ *	consumer's own memory (its lender), with a threshold PMI at which the
+ *	lender takes the window's records and lends the next.  A lender
+ *	with no next window at a PMI has @spent its turn: the staging
+ *	buffer takes the records, as in DS_STATE_SPLAY, until the mode is
+ *	next looked at (an NMI does not change the mode)
  *
  * Transitions (ds_state.c), each made with the hardware paused and
  * interrupts off, never in NMI:
@@ -27,8 +34,11 @@ struct task_struct;
  *   OFF   -> SPLAY  ds_state_arm()
  *   SPLAY -> RING   ds_state_unpause(), when the ops name a lone ring
  *   RING  -> SPLAY  ds_state_drain(): the ring's records go to its stream
- *   SPLAY, RING -> OFF  ds_state_disarm(); ds_state_offline() for a CPU
- *	that is gone
+ *   SPLAY -> DIRECT ds_state_unpause(), when the ops name a lender and it
+ *	lends a window
+ *   DIRECT -> SPLAY ds_state_drain(): the lender takes what its window got
+ *   SPLAY, RING, DIRECT -> OFF  ds_state_disarm(); ds_state_offline() for
+ *	a CPU that is gone
  *
  * Orthogonal to the mode: a pause (the hardware stops for the layer's own
  * work and restarts when the outermost pause ends), an NMI's hold (the
@@ -39,6 +49,7 @@ enum ds_state_mode {
 	DS_STATE_OFF,
 	DS_STATE_SPLAY,
 	DS_STATE_RING,
+	DS_STATE_DIRECT,
 };
 
 struct ds_state;
@@ -51,17 +62,30 @@ struct ds_state;
  * @wanted: the bits the consumers of the CPU and of @task want now
  * @ring: the stream of a lone ring consumer the hardware may serve as its
  *	ring (the CPU's only active consumer, with @task's), or NULL
+ * @lender: the consumer that may lend the hardware memory of its own (the
+ *	CPU's only active consumer, with @task's), or NULL.  Never dereferenced
+ *	here.
+ * @window: the hardware wrote @written records into the window @lender
+ *	lent last (none before its first), and dropped more if @overran.
+ *	Fill @next with the next window and return true, or return false:
+ *	none.  @next is NULL when the hardware leaves the lender's memory.
  * @splay: hand @nr records staged while @task ran (NULL: unknown, when
  *	drained in an NMI mid-switch) to their streams; @overran: the
  *	hardware found the sub-buffer full and dropped records
  *
- * Called on the CPU, interrupts off or in NMI (@stop, @write and @splay).
+ * Called on the CPU, interrupts off or in NMI (@stop, @write, @window and
+ * @splay).
  */
 struct ds_state_ops {
 	u64	(*stop)(struct ds_state *s);
 	void	(*write)(struct ds_state *s, u64 bits);
 	u64	(*wanted)(struct ds_state *s, struct task_struct *task);
 	struct ds_stream *(*ring)(struct ds_state *s, struct task_struct *task);
+	struct ds_consumer *(*lender)(struct ds_state *s,
+				      struct task_struct *task);
+	bool	(*window)(struct ds_state *s, struct ds_consumer *lender,
+			  u32 written, bool overran,
+			  struct ds_bts_window *next);
 	void	(*splay)(struct ds_state *s, struct task_struct *task,
 			 const struct bts_record *recs, u32 nr, bool overran);
 };
@@ -73,15 +97,19 @@ struct ds_state_ops {
  * @staging: the staging buffer the hardware writes in @area
  * @mode: enum ds_state_mode
  * @ring: DS_STATE_RING's stream
+ * @lender: DS_STATE_DIRECT's lender
+ * @spent: DS_STATE_DIRECT: the lender had no window at a PMI, the staging
+ *	buffer takes the records.  Set in NMI, read and cleared with the CPU
+ *	paused.
  * @pause: nesting depth of pauses and holds; the hardware is off while
  *	non-zero
  * @nmi: NMIs under way on the CPU (ds_state_nmi_enter())
  * @nmi_held: the NMI under way stopped the hardware, to restart it with
  *	@nmi_bits
  * @nmi_bits: DEBUGCTL's layer bits the NMI found
- * @pmi_gen: counts the sub-buffers drained: the threshold PMI the
- *	hardware raises belongs to the sub-buffer armed when it reached the
- *	threshold
+ * @pmi_gen: counts the sub-buffers drained and the windows taken: the
+ *	threshold PMI the hardware raises belongs to the sub-buffer or window
+ *	armed when it reached the threshold
  * @pmi_owed_gen: the last sub-buffer a drain took past its threshold; its
  *	PMI may arrive after the drain
  * @pmi_claimed_gen: the last sub-buffer whose PMI an NMI claimed; a PMI
@@ -96,6 +124,8 @@ struct ds_state {
 	struct ds_staging		staging;
 	u8				mode;
 	struct ds_stream		*ring;
+	struct ds_consumer		*lender;
+	bool				spent;
 	int				pause;
 	int				nmi;
 	bool				nmi_held;
@@ -123,6 +153,7 @@ void ds_state_stage(struct ds_state *s, const struct bts_record *rec,
 void ds_state_nmi_enter(struct ds_state *s);
 bool ds_state_nmi_pmi(struct ds_state *s, struct task_struct *task);
 void ds_state_nmi_exit(struct ds_state *s);
+bool ds_state_lent(const struct ds_state *s);
 bool ds_state_freeze(struct ds_state *s);
 void ds_state_thaw(struct ds_state *s, struct task_struct *task);
 void ds_state_drain_frozen(struct ds_state *s, struct task_struct *task);

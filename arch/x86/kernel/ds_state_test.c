@@ -9,8 +9,10 @@
  * checks what the rules of ds_state.c promise: the NMI runs untraced and
  * leaves the mode, the pause and DEBUGCTL exactly as it found them.  At
  * every branch: the hardware never records while the CPU is paused or
- * frozen.  At the end: every record the hardware wrote reached the streams
- * once, in order, and every threshold PMI it raised was claimed.
+ * frozen, and writes the memory the mode says (the staging buffer, or the
+ * window a lender lent).  At the end: every record the hardware wrote
+ * reached the streams or its lender once, in order, and every threshold
+ * PMI it raised was claimed.
  *
  * A self-test runs the same checks against deliberately broken models,
  * each of which they must catch.
@@ -21,6 +23,9 @@
 /* Records per sub-buffer of the model's staging buffer. */
 #define DS_ST_NR		(DS_STAGING_SLACK + 16)
 #define DS_ST_THRESHOLD		(DS_ST_NR - DS_STAGING_SLACK)
+/* Records of a lender's window, and the threshold the layer puts in it. */
+#define DS_ST_WIN_NR		(DS_STAGING_SLACK + 12)
+#define DS_ST_WIN_THRESHOLD	(DS_ST_WIN_NR - DS_STAGING_SLACK)
 /* Slots of the lone ring consumer's stream: more than the hardware ring. */
 #define DS_ST_RING_SLOTS	(2 * DS_ST_NR + 1)
 /* Records the checks can follow. */
@@ -41,6 +46,8 @@
  * @DS_ST_NMI_TRACED: the NMI's handlers turn tracing back on
  * @DS_ST_SILENT_PMI: the hardware raises one threshold PMI that never
  *	arrives, and the layer must not claim its absence either
+ * @DS_ST_LOSE_WINDOW_RECORD: the lender takes one record fewer than the
+ *	layer says its first window got
  */
 enum ds_st_fault {
 	DS_ST_SOUND,
@@ -48,6 +55,7 @@ enum ds_st_fault {
 	DS_ST_LOSE_RECORD,
 	DS_ST_NMI_TRACED,
 	DS_ST_SILENT_PMI,
+	DS_ST_LOSE_WINDOW_RECORD,
 };
 
 /**
@@ -59,6 +67,11 @@ enum ds_st_fault {
  * @debugctl: the model's DEBUGCTL (the layer's bits)
  * @wanted: what the consumers want
  * @lone_ring: the ring consumer is the CPU's only one
+ * @lone_lender: the lender is the CPU's only consumer
+ * @windows_left: windows the lender lends before it declines
+ * @lent: the lender's memory, two windows, lent in turn
+ * @window: the window lent last, at @lent or @lent + DS_ST_WIN_NR; NULL
+ *	when none is out
  * @ring: its stream, DS_ST_RING_SLOTS slots at @ring_buf
  * @ring_buf: the slots
  * @scratch: DS_ST_RING_SLOTS records to read the ring's stream into
@@ -99,6 +112,10 @@ struct ds_st_rig {
 	u64			debugctl;
 	u64			wanted;
 	bool			lone_ring;
+	bool			lone_lender;
+	u32			windows_left;
+	struct bts_record	*lent;
+	struct bts_record	*window;
 	struct ds_stream	ring;
 	struct bts_record	*ring_buf;
 	struct bts_record	*scratch;
@@ -139,6 +156,25 @@ static void ds_st_fault(struct ds_st_rig *rig, const char *what, u64 a,
 
 static void ds_st_nmi(struct ds_st_rig *rig, bool pmi);
 
+/*
+ * Where the hardware may write: the window lent in DS_STATE_DIRECT, else
+ * the staging buffer.
+ */
+static u64 ds_st_mem_lo(struct ds_st_rig *rig)
+{
+	if (ds_state_lent(&rig->s))
+		return rig->window ? (unsigned long)rig->window : 1;
+	return (unsigned long)rig->staging;
+}
+
+static u64 ds_st_mem_hi(struct ds_st_rig *rig)
+{
+	if (ds_state_lent(&rig->s))
+		return rig->window ? (unsigned long)(rig->window + DS_ST_WIN_NR)
+				   : 0;
+	return (unsigned long)(rig->staging + 2 * DS_ST_NR);
+}
+
 /* The CPU takes @n branches; the hardware records them or not. */
 static void ds_st_branches(struct ds_st_rig *rig, u32 n)
 {
@@ -163,9 +199,9 @@ static void ds_st_branches(struct ds_st_rig *rig, u32 n)
 			continue;
 		}
 		if (hw->index < hw->base || hw->index >= hw->max ||
-		    hw->base < (unsigned long)rig->staging ||
-		    hw->max > (unsigned long)(rig->staging + 2 * DS_ST_NR)) {
-			ds_st_fault(rig, "a record outside the staging buffer",
+		    hw->base < ds_st_mem_lo(rig) ||
+		    hw->max > ds_st_mem_hi(rig)) {
+			ds_st_fault(rig, "a record outside the memory the mode says",
 				    hw->index, hw->base);
 			continue;
 		}
@@ -253,14 +289,20 @@ static void ds_st_write(struct ds_state *s, u64 bits)
 	ds_st_step(rig);
 }
 
-static u64 ds_st_wanted(struct ds_state *s, struct task_struct *task)
+/* The state machine asks about the consumers of @task, who runs. */
+static void ds_st_asked(struct ds_st_rig *rig, struct task_struct *task)
 {
-	struct ds_st_rig *rig = ds_st_rig(s);
-
 	ds_st_step(rig);
 	if (task != rig->task)
 		ds_st_fault(rig, "asked about another task", 0, 0);
 	ds_st_step(rig);
+}
+
+static u64 ds_st_wanted(struct ds_state *s, struct task_struct *task)
+{
+	struct ds_st_rig *rig = ds_st_rig(s);
+
+	ds_st_asked(rig, task);
 	return rig->wanted;
 }
 
@@ -269,10 +311,7 @@ static struct ds_stream *ds_st_ring(struct ds_state *s,
 {
 	struct ds_st_rig *rig = ds_st_rig(s);
 
-	ds_st_step(rig);
-	if (task != rig->task)
-		ds_st_fault(rig, "asked about another task", 0, 0);
-	ds_st_step(rig);
+	ds_st_asked(rig, task);
 	return rig->lone_ring ? &rig->ring : NULL;
 }
 
@@ -297,6 +336,26 @@ static int ds_st_seen(struct ds_st_rig *rig, u64 addr, u64 *n)
 	return !staged;
 }
 
+/* Records reached the consumers: each once, each sequence in order. */
+static void ds_st_take(struct ds_st_rig *rig, const struct bts_record *recs,
+		       u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++) {
+		int seq;
+		u64 n;
+
+		seq = ds_st_seen(rig, recs[i].from, &n);
+		if (seq < 0)
+			continue;
+		if ((s64)n <= rig->last[seq])
+			ds_st_fault(rig, "records out of order", n,
+				    rig->last[seq]);
+		rig->last[seq] = n;
+	}
+}
+
 static void ds_st_splay(struct ds_state *s, struct task_struct *task,
 			const struct bts_record *recs, u32 nr, bool overran)
 {
@@ -317,19 +376,54 @@ static void ds_st_splay(struct ds_state *s, struct task_struct *task,
 		rig->planted = true;
 		i = 1;
 	}
-	for (; i < nr; i++) {
-		int seq;
-		u64 n;
-
-		seq = ds_st_seen(rig, recs[i].from, &n);
-		if (seq < 0)
-			continue;
-		if ((s64)n <= rig->last[seq])
-			ds_st_fault(rig, "records out of order", n,
-				    rig->last[seq]);
-		rig->last[seq] = n;
-	}
+	ds_st_take(rig, recs + i, nr - i);
 	ds_st_step(rig);
+}
+
+static struct ds_consumer *ds_st_lender(struct ds_state *s,
+					struct task_struct *task)
+{
+	struct ds_st_rig *rig = ds_st_rig(s);
+
+	ds_st_asked(rig, task);
+	/* A token: the state machine never looks inside. */
+	return rig->lone_lender ? (struct ds_consumer *)rig : NULL;
+}
+
+/* The lender takes what its window got, and lends the other half. */
+static bool ds_st_window(struct ds_state *s, struct ds_consumer *lender,
+			 u32 written, bool overran, struct ds_bts_window *next)
+{
+	struct ds_st_rig *rig = ds_st_rig(s);
+
+	ds_st_step(rig);
+	if (lender != (struct ds_consumer *)rig)
+		ds_st_fault(rig, "asked another lender", 0, 0);
+	if (!rig->window && written)
+		ds_st_fault(rig, "records in no window", written, 0);
+	if (written > DS_ST_WIN_NR || overran)
+		ds_st_fault(rig, "a window overran", written, overran);
+	if (rig->window && written) {
+		if (rig->fault == DS_ST_LOSE_WINDOW_RECORD && !rig->planted) {
+			rig->planted = true;
+			written--;
+		}
+		ds_st_take(rig, rig->window, min_t(u32, written, DS_ST_WIN_NR));
+	}
+	if (!next || !rig->windows_left) {
+		rig->window = NULL;
+		ds_st_step(rig);
+		return false;
+	}
+	rig->windows_left--;
+	rig->window = rig->window == rig->lent ? rig->lent + DS_ST_WIN_NR :
+						 rig->lent;
+	*next = (struct ds_bts_window){
+		.base	= rig->window,
+		.nr	= DS_ST_WIN_NR,
+	};
+	ds_st_step(rig);
+	return true;
 }
 
 static const struct ds_state_ops ds_st_ops = {
@@ -337,6 +431,8 @@ static const struct ds_state_ops ds_st_ops = {
 	.write	= ds_st_write,
 	.wanted	= ds_st_wanted,
 	.ring	= ds_st_ring,
+	.lender	= ds_st_lender,
+	.window	= ds_st_window,
 	.splay	= ds_st_splay,
 };
 
@@ -396,6 +492,9 @@ static struct ds_st_rig *ds_st_alloc(struct kunit *test)
 				      sizeof(struct bts_record), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, rig->ring_buf);
 	rig->scratch = rig->ring_buf + DS_ST_RING_SLOTS;
+	rig->lent = kunit_kcalloc(test, 2 * DS_ST_WIN_NR,
+				  sizeof(struct bts_record), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rig->lent);
 	rig->seen = kunit_kcalloc(test, 3, DS_ST_MAX_RECORDS, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, rig->seen);
 	rig->test = test;
@@ -408,7 +507,7 @@ static void ds_st_reset(struct ds_st_rig *rig, int inject_at, u64 seed,
 {
 	struct kunit *test = rig->test;
 	struct bts_record *staging = rig->staging, *ring_buf = rig->ring_buf;
-	struct bts_record *scratch = rig->scratch;
+	struct bts_record *scratch = rig->scratch, *lent = rig->lent;
 	u8 *seen = rig->seen;
 
 	memset(seen, 0, 3 * DS_ST_MAX_RECORDS);
@@ -417,6 +516,7 @@ static void ds_st_reset(struct ds_st_rig *rig, int inject_at, u64 seed,
 		.staging	= staging,
 		.ring_buf	= ring_buf,
 		.scratch	= scratch,
+		.lent		= lent,
 		.seen		= seen,
 		.seen_staged	= seen + DS_ST_MAX_RECORDS,
 		.ringed		= seen + 2 * DS_ST_MAX_RECORDS,
@@ -445,20 +545,42 @@ static void ds_st_switch(struct ds_st_rig *rig)
 	ds_state_unpause(&rig->s, rig->task);
 }
 
-/* A marker, or the record of a stretch in the kernel, in ds.c's place. */
+/*
+ * A context switch as __ds_switch_to() makes it: no drain while the
+ * hardware writes a ring or a lender's window, whose records are their
+ * consumer's whoever runs.
+ */
+static void ds_st_sched(struct ds_st_rig *rig)
+{
+	rig->step = "context switch";
+	ds_state_pause(&rig->s);
+	if (rig->s.mode != DS_STATE_RING && !ds_state_lent(&rig->s))
+		ds_state_drain(&rig->s, rig->task);
+	ds_state_unpause(&rig->s, rig->task);
+}
+
+/*
+ * A marker, or the record of a stretch in the kernel, in ds.c's place.  A
+ * lender takes none: in DS_STATE_DIRECT they are for nobody yet, and
+ * dropped.
+ */
 static void ds_st_stage(struct ds_st_rig *rig, u32 nr)
 {
+	bool dropped = rig->s.mode == DS_STATE_DIRECT;
 	struct bts_record rec[4];
 	u32 i;
 
 	rig->step = "stage";
 	if (rig->staged + nr > DS_ST_MAX_RECORDS)
 		return;
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < nr; i++) {
 		rec[i] = (struct bts_record){
 			.from	= DS_ST_STAGED(rig->staged + i),
 			.to	= DS_ST_STAGED(rig->staged + i) + 1,
 		};
+		/* Taken already, as far as the checks go: never again. */
+		rig->seen_staged[rig->staged + i] = dropped;
+	}
 	rig->staged += nr;
 	ds_state_stage(&rig->s, rec, nr, rig->task);
 }
@@ -482,6 +604,17 @@ static void ds_st_ring_mix(struct ds_st_rig *rig, bool alone)
 {
 	rig->step = alone ? "ring alone" : "ring joined";
 	rig->lone_ring = alone;
+	rig->lone_lender &= !alone;
+	ds_st_switch(rig);
+}
+
+/* The lender alone, with @windows to lend, or joined by others. */
+static void ds_st_lender_mix(struct ds_st_rig *rig, bool alone, u32 windows)
+{
+	rig->step = alone ? "lender alone" : "lender joined";
+	rig->lone_lender = alone;
+	rig->lone_ring &= !alone;
+	rig->windows_left = windows;
 	ds_st_switch(rig);
 }
 
@@ -527,6 +660,8 @@ static void ds_st_check_end(struct ds_st_rig *rig)
 			    rig->s.pause);
 	if (rig->debugctl)
 		ds_st_fault(rig, "the hardware left on", rig->debugctl, 0);
+	if (rig->window)
+		ds_st_fault(rig, "a lent window never came back", 0, 0);
 	ds_st_harvest_ring(rig);
 	for (i = 0; i < rig->written; i++)
 		if (!rig->seen[i] && !rig->ringed[i]) {
@@ -557,7 +692,8 @@ static void ds_st_check_end(struct ds_st_rig *rig)
  * Every way the layer drives the hardware, in one run: arming, threshold
  * PMIs, switches, staged records at and across the threshold, an overflow
  * callback, a mid-switch PMI, the hardware ring entered, written, staged
- * into and left, a freeze, disarming.
+ * into and left, a lender's windows lent, filled, spent and lent again
+ * across context switches, a freeze, disarming.
  */
 static void ds_st_scenario(struct ds_st_rig *rig)
 {
@@ -592,6 +728,22 @@ static void ds_st_scenario(struct ds_st_rig *rig)
 	ds_st_ring_mix(rig, false);
 	rig->step = "after the ring";
 	ds_st_branches(rig, DS_ST_NR);
+	ds_st_lender_mix(rig, true, 3);
+	rig->step = "windows";
+	ds_st_branches(rig, DS_ST_WIN_THRESHOLD + 3);
+	ds_st_sched(rig);
+	ds_st_stage(rig, 2);
+	ds_st_callback(rig);
+	ds_st_branches(rig, DS_ST_WIN_NR);
+	rig->step = "windows spent";
+	ds_st_branches(rig, DS_ST_WIN_THRESHOLD + DS_ST_NR);
+	ds_st_stage(rig, 3);
+	ds_st_callback(rig);
+	rig->windows_left = 2;
+	ds_st_sched(rig);
+	rig->step = "lent again";
+	ds_st_branches(rig, DS_ST_WIN_THRESHOLD / 2);
+	ds_st_lender_mix(rig, false, 0);
 	ds_st_freeze(rig);
 	rig->step = "disarm";
 	ds_state_disarm(&rig->s, rig->task);
@@ -635,7 +787,7 @@ static void ds_state_test_nmi_random(struct kunit *test)
 			rnd ^= rnd << 13;
 			rnd ^= rnd >> 7;
 			rnd ^= rnd << 17;
-			switch (rnd % 7) {
+			switch (rnd % 9) {
 			case 0:
 				/* A ring that stays short of wrapping. */
 				if (rig->s.mode != DS_STATE_RING)
@@ -657,6 +809,13 @@ static void ds_state_test_nmi_random(struct kunit *test)
 			case 5:
 				ds_st_freeze(rig);
 				break;
+			case 6:
+				ds_st_lender_mix(rig, !rig->lone_lender,
+						 (rnd >> 8) % 4);
+				break;
+			case 7:
+				ds_st_sched(rig);
+				break;
 			default:
 				rig->wanted ^= DS_DEBUGCTL_BTS_OFF_OS;
 				ds_st_switch(rig);
@@ -664,6 +823,7 @@ static void ds_state_test_nmi_random(struct kunit *test)
 			ds_st_harvest_ring(rig);
 		}
 		ds_st_ring_mix(rig, false);
+		ds_st_lender_mix(rig, false, 0);
 		rig->step = "disarm";
 		ds_state_disarm(&rig->s, rig->task);
 		ds_st_check_end(rig);
@@ -677,7 +837,7 @@ static void ds_state_test_checks_catch(struct kunit *test)
 {
 	static const enum ds_st_fault faults[] = {
 		DS_ST_IGNORE_STOP, DS_ST_LOSE_RECORD, DS_ST_NMI_TRACED,
-		DS_ST_SILENT_PMI,
+		DS_ST_SILENT_PMI, DS_ST_LOSE_WINDOW_RECORD,
 	};
 	struct ds_st_rig *rig = ds_st_alloc(test);
 	unsigned int i;

@@ -58,12 +58,27 @@ enum ds_overflow_action {
  *	be traced (no memory, the hardware busy).  Context: process, the
  *	parent in clone() once the clone cannot fail, before the child runs;
  *	may sleep.  Required with DS_BTS_INHERIT.
+ * @window: zero copy.  While a CPU consumer that records the kernel, and
+ *	takes no markers or maps, is the CPU's only active consumer and PTI
+ *	is off, the layer may let the hardware write memory of the
+ *	consumer's own, one window at a time.  The hardware wrote @written
+ *	records into the window lent last (0 on the first call of a stay),
+ *	and dropped more if @overran; those never reach the stream, whose
+ *	records, until the first call, come before them.  Fill @next with
+ *	the next window and return true, or return false: the records go to
+ *	the stream meanwhile, and the layer asks again at its next look at
+ *	the CPU's consumers.  @next is NULL when the hardware leaves: a
+ *	consumer joined, or this one is suspended, flushed, or gone.
+ *	Context: on the CPU, interrupts off, branch tracing stopped; in NMI
+ *	at the window's threshold PMI.  Optional.
  */
 struct ds_bts_ops {
 	enum ds_overflow_action (*overflow)(struct ds_consumer *c, void *data);
 	void (*task_exit)(struct ds_consumer *c, void *data);
 	void *(*task_fork)(struct ds_consumer *c, struct ds_consumer *child,
 			   void *data);
+	bool (*window)(struct ds_consumer *c, void *data, u32 written,
+		       bool overran, struct ds_bts_window *next);
 };
 
 /* ds_bts_config.flags: */

@@ -34,4 +34,27 @@ enum ds_mode {
 	DS_MODE_CONTINUOUS,
 };
 
+struct bts_record;
+
+/**
+ * struct ds_bts_window - memory of a consumer's own that the hardware
+ *	writes its records into, without a copy (ds_bts_ops::window)
+ * @base: where the first record goes, mapped in the kernel's page tables
+ * @nr: how many records fit; the hardware raises its PMI when
+ *	DS_BTS_PMI_SLACK of them are left, so there must be more
+ */
+struct ds_bts_window {
+	struct bts_record	*base;
+	unsigned int		nr;
+};
+
+/*
+ * Records the hardware may write between crossing the threshold and the
+ * PMI handler stopping it (SDM Vol. 3B 18.4.9.2: the threshold "several
+ * records short" of the end): with kernel tracing on, the NMI entry path
+ * itself, longer with debug options.  perf keeps a sixteenth of its
+ * buffer; the layer's sub-buffers and a consumer's windows keep this.
+ */
+#define DS_BTS_PMI_SLACK	256
+
 #endif /* _ASM_X86_DS_TYPES_H */
