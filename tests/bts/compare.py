@@ -27,7 +27,8 @@ trace: TRACE is `perf script -F ip,addr` output ("FROM => TO" lines).
 Records with a kernel address at either end (>= 0x800000000000) are set
 aside and counted, as are records to 0 (a branch into the kernel whose
 kernel end was zeroed); a record *from* kernel space in a user-only trace
-always fails (a branch executed at CPL 0 must never be recorded).  The
+always fails (a branch executed at CPL 0 must never be recorded), but
+with --both, for a trace of both modes.  The
 user->user records must equal the oracle's, in order.  With --kernel-to
 fail, a user->kernel record fails too (perf's software filter for
 branches:u drops them); with --kernel-to zero, one with a kernel address
@@ -235,7 +236,7 @@ def cmd_trace(args):
     diag(f"oracle {len(oracle)} branches; trace {len(trace)} records: "
          f"{len(user)} user->user, {len(kto)} user->kernel, "
          f"{len(kfrom)} from kernel")
-    if kfrom:
+    if kfrom and not args.both:
         diag("records from kernel space (or non-canonical) in a "
              "user-only trace, first: " + show(sym, kfrom[0]))
         ok = False
@@ -626,6 +627,7 @@ def main():
     t.add_argument("--after-exec", action="store_true")
     t.add_argument("--tail", type=int)
     t.add_argument("--flow", action="store_true")
+    t.add_argument("--both", action="store_true")
     a = sub.add_parser("aux-marks")
     a.add_argument("data")
     # The commands on gdb's recording window.

@@ -19,6 +19,12 @@
 #                                   -> snapwrap.data
 #   btsparts  perf record -e intel_bts//u with a 256 KB AUX buffer, which
 #             perf reads more than once  -> btsparts.data
+#   btsall    perf record -e intel_bts// (both modes) alone: without PTI
+#             the layer lends the hardware windows of the AUX buffer
+#             -> btsall.data, btsall.windows (windows lent meanwhile)
+#   btsmix    the same, PROG and bts-dump tracing a shell loop pinned to
+#             one CPU: the windows come and go -> btsmix.data,
+#             btsmix.windows, btsmix.raw (bts-dump's trace)
 #   together  perf's branches:u -c 1 and bts-dump trace PROG at once, the
 #             bts tracer recording every CPU meanwhile
 #                                  -> together.data, together.raw, .trace
@@ -146,6 +152,20 @@ snapwrap_args=(-N -B --per-thread -e intel_bts//u -m ,16 -Se)
 # half full, so its AUX data comes in pieces, each of which perf's decoder
 # stops one record short of (the kernel ends each with a record of zeros).
 btsparts_args=(-N -B --per-thread -e intel_bts//u -m ,64)
+# Both modes: room for the kernel's branches too.
+btsall_args=(-N -B --per-thread -e intel_bts// -m ,4096)
+windows=/sys/kernel/debug/x86/ds_windows
+
+# lent TOOL CMD...: run_tool TOOL CMD, leaving in TOOL.windows how many
+# windows consumers lent the hardware meanwhile.
+lent()
+{
+	local tool=$1 before
+	shift
+	before=$(cat $windows) || return 125
+	run_tool "$tool" "$@"
+	echo $(($(cat $windows) - before)) >"$out/$tool.windows"
+}
 
 for tool in "$@"; do
 	case $tool in
@@ -199,6 +219,29 @@ for tool in "$@"; do
 		capture_env "$out/btsparts.env" "${btsparts_args[@]}"
 		run_tool btsparts "${perf_run[@]}" perf record \
 			"${btsparts_args[@]}" -o "$out/btsparts.data" -- "$prog"
+		;;
+	btsall)
+		capture_env "$out/btsall.env" "${btsall_args[@]}"
+		echo 1 >/proc/sys/kernel/bts_kernel_recording
+		lent btsall "${perf_run[@]}" perf record \
+			"${btsall_args[@]}" -o "$out/btsall.data" -- "$prog"
+		;;
+	btsmix)
+		# A second consumer on PROG's CPU, now and then: each time
+		# the shell runs, the hardware goes back to the staging
+		# buffer for both, and the windows come back after.
+		capture_env "$out/btsmix.env" "${btsall_args[@]}"
+		echo 1 >/proc/sys/kernel/bts_kernel_recording
+		rm -f "$tmp/stop"
+		taskset -c 0 "$build/tool/bts-dump" --format=raw \
+			-o "$out/btsmix.raw" -- sh -c \
+			"while [ ! -e $tmp/stop ]; do sleep 0.02; done" &
+		dump=$!
+		lent btsmix taskset -c 0 "${perf_run[@]}" perf record \
+			"${btsall_args[@]}" -o "$out/btsmix.data" -- "$prog"
+		touch "$tmp/stop"
+		wait $dump
+		echo $? >"$out/btsmix.dump.rc"
 		;;
 	together)
 		# Three consumers of the DS layer that know nothing of each

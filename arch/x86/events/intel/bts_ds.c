@@ -7,10 +7,14 @@
  * by the intel_bts events of that filter; it records from the
  * pmu::start() of the CPU's event (one at a time: the PMU is exclusive)
  * to its pmu::stop().  Its records are copied into the AUX buffer at the
- * stop and, while the event runs, from the consumer's overflow callback.
- * The hardware never writes perf's pages, so the PMU works with PTI, and
- * beside every other consumer of the layer: /dev/bts readers, the bts
- * tracer, perf's BTS sampling events.
+ * stop and, while the event runs, from the consumer's overflow callback,
+ * so the PMU works with PTI, and beside every other consumer of the
+ * layer: /dev/bts readers, the bts tracer, perf's BTS sampling events.
+ *
+ * Where stock could run at all, no copy is made: while the event records
+ * the kernel too, is the CPU's only consumer and PTI is off, the layer
+ * lends the hardware windows of the AUX buffer (bts_window()), which it
+ * writes as on stock, with a PMI that ends each AUX transaction.
  *
  * What the buffer gets is what the hardware writes on stock, but for the
  * kernel addresses a user-only trace must not show: where stock writes a
@@ -52,12 +56,15 @@ struct bts_aux_buf {
 /**
  * struct bts_ctx - a CPU's intel_bts state
  * @handle: the AUX transaction, open while @active
+ * @done: bytes of the transaction in the buffer from handle::head on,
+ *	copied or written by the hardware
  * @c: the consumer the CPU's event records through
  * @active: an event records: @handle and @c are valid.  Written and read
  *	on the CPU, interrupts off.
  */
 struct bts_ctx {
 	struct perf_output_handle	handle;
+	unsigned long			done;
 	struct ds_consumer		*c;
 	bool				active;
 };
@@ -69,8 +76,12 @@ static struct pmu bts_pmu;
 static enum ds_overflow_action bts_overflow(struct ds_consumer *c,
 					    void *data);
 
+static bool bts_window(struct ds_consumer *c, void *data, u32 written,
+		       bool overran, struct ds_bts_window *next);
+
 static const struct ds_bts_ops bts_ops = {
 	.overflow	= bts_overflow,
+	.window		= bts_window,
 };
 
 static DEFINE_PER_CPU(struct ds_consumer *, bts_user_consumer);
@@ -162,27 +173,28 @@ static const struct bts_record *bts_aux_record(struct perf_output_handle *h,
 }
 
 /*
+ * Room for records in the open transaction, from handle::head on: what
+ * perf gave it but for the mark that ends it (bts_aux_close()).
+ */
+static unsigned long bts_aux_room(struct perf_output_handle *h)
+{
+	/* bts_aux_begin() saw room for a record and the mark */
+	return h->size - h->size % sizeof(struct bts_record) -
+	       sizeof(struct bts_record);
+}
+
+/*
  * Copy the branches the CPU's consumer holds into the AUX buffer, taking
- * them from the stream.  Return the bytes copied past handle::head (not in
- * snapshot mode, whose ring takes everything); when the buffer is full,
+ * them from the stream, after the transaction's @done bytes (in snapshot
+ * mode into its ring, which takes everything); when the buffer is full,
  * the rest is dropped, *@full is set and the transaction marked
  * TRUNCATED.
- *
- * Outside snapshot mode, what a transaction copies ends with a record of
- * zeros: perf's decoder (intel_bts_process_buffer()) stops one record
- * short of the end of each piece of AUX data perf record read, and perf
- * reads up to the end of a transaction.  Without the mark it would drop
- * a branch wherever perf read; the mark it skips.
  */
-static unsigned long bts_aux_copy(struct bts_ctx *bts, bool *full)
+static void bts_aux_copy(struct bts_ctx *bts, bool *full)
 {
-	static const struct bts_record end_mark;
 	struct perf_output_handle *h = &bts->handle;
 	struct bts_aux_buf *buf = perf_get_aux(h);
-	/* bts_aux_begin() saw room for a record and the mark */
-	unsigned long room = h->size - h->size % sizeof(struct bts_record) -
-			     sizeof(end_mark);
-	unsigned long done = 0;
+	unsigned long room = bts_aux_room(h);
 	const struct bts_record *runs[2], *rec;
 	struct bts_record entry;
 	u32 nrs[2], got, r, i;
@@ -200,40 +212,58 @@ static unsigned long bts_aux_copy(struct bts_ctx *bts, bool *full)
 						   buf->ring;
 					continue;
 				}
-				if (done + sizeof(*rec) > room) {
+				if (bts->done + sizeof(*rec) > room) {
 					*full = true;
 					continue;
 				}
-				bts_aux_put(buf, h->head + done, rec);
-				done += sizeof(*rec);
+				bts_aux_put(buf, h->head + bts->done, rec);
+				bts->done += sizeof(*rec);
 			}
 		}
 		ds_discard_bts(bts->c, got);
 	}
-	if (done && !buf->snapshot) {
-		bts_aux_put(buf, h->head + done, &end_mark);
-		done += sizeof(end_mark);
-	}
 	if (*full)
 		perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
-	return done;
 }
 
-/* Close the transaction with what the buffer got; the event is inactive. */
-static void bts_aux_end(struct bts_ctx *bts)
+/*
+ * Close the transaction with what the buffer got; the event is inactive.
+ * Safe in NMI.
+ *
+ * Outside snapshot mode, what a transaction got ends with a record of
+ * zeros: perf's decoder (intel_bts_process_buffer()) stops one record
+ * short of the end of each piece of AUX data perf record read, and perf
+ * reads up to the end of a transaction.  Without the mark it would drop
+ * a branch wherever perf read; the mark it skips.
+ */
+static void bts_aux_close(struct bts_ctx *bts)
 {
-	struct bts_aux_buf *buf = perf_get_aux(&bts->handle);
+	static const struct bts_record end_mark;
+	struct perf_output_handle *h = &bts->handle;
+	struct bts_aux_buf *buf = perf_get_aux(h);
 	unsigned long size;
-	bool full;
 
-	size = bts_aux_copy(bts, &full);
 	WRITE_ONCE(bts->active, false);
 	if (buf->snapshot) {
 		/* The ring's end, and the whole ring, as on stock. */
-		bts->handle.head = buf->pos;
+		h->head = buf->pos;
 		size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
+	} else if (bts->done) {
+		bts_aux_put(buf, h->head + bts->done, &end_mark);
+		size = bts->done + sizeof(end_mark);
+	} else {
+		size = 0;
 	}
-	perf_aux_output_end(&bts->handle, size);
+	perf_aux_output_end(h, size);
+}
+
+/* Copy what the stream holds and close the transaction.  Not in NMI. */
+static void bts_aux_end(struct bts_ctx *bts)
+{
+	bool full;
+
+	bts_aux_copy(bts, &full);
+	bts_aux_close(bts);
 }
 
 /*
@@ -252,8 +282,79 @@ static bool bts_aux_begin(struct bts_ctx *bts, struct perf_event *event)
 		perf_aux_output_end(&bts->handle, 0);
 		return false;
 	}
+	bts->done = 0;
 	WRITE_ONCE(bts->active, true);
 	return true;
+}
+
+/*
+ * The next window of the AUX buffer the hardware may write, in @w: from
+ * the end of what the transaction got, as far as the pages run on
+ * contiguously in the kernel's map, the transaction has room, and a
+ * little past perf's wakeup mark, so that its PMI, which ends the
+ * transaction, wakes perf where it asked (as stock places it).  False if
+ * that leaves no more than the PMI's slack: the records are then copied,
+ * across page runs too, until the layer asks again.
+ */
+static bool bts_aux_window(struct bts_ctx *bts, struct ds_bts_window *w)
+{
+	const unsigned long slack = DS_BTS_PMI_SLACK * sizeof(struct bts_record);
+	struct perf_output_handle *h = &bts->handle;
+	struct bts_aux_buf *buf = perf_get_aux(h);
+	unsigned long size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
+	unsigned long pos = h->head + bts->done, off = pos % size;
+	unsigned long room = bts_aux_room(h) - bts->done;
+	unsigned long pg = off >> PAGE_SHIFT, run;
+
+	if (h->wakeup > pos)
+		room = min(room, h->wakeup - pos + slack);
+	run = PAGE_SIZE - offset_in_page(off);
+	while (run < room && pg + 1 < buf->nr_pages &&
+	       buf->pages[pg + 1] == buf->pages[pg] + PAGE_SIZE) {
+		run += PAGE_SIZE;
+		pg++;
+	}
+	room = min(room, run) / sizeof(struct bts_record);
+	if (room <= DS_BTS_PMI_SLACK)
+		return false;
+	w->base = buf->pages[off >> PAGE_SHIFT] + offset_in_page(off);
+	w->nr = room;
+	return true;
+}
+
+/*
+ * Zero copy (struct ds_bts_ops::window): the hardware wrote @written
+ * records after the transaction's @done bytes.  At its PMI, in NMI
+ * (@written records with a @next wanted), the window is full: the
+ * transaction ends, waking perf as stock does, and a new one begins; the
+ * stream has had nothing since the window was lent.  Entering (none
+ * written), what the stream holds goes first.
+ */
+static bool bts_window(struct ds_consumer *c, void *data, u32 written,
+		       bool overran, struct ds_bts_window *next)
+{
+	struct bts_ctx *bts = this_cpu_ptr(&bts_ctx);
+	struct perf_event *event = bts->handle.event;
+	struct bts_aux_buf *buf;
+	bool full;
+
+	if (!READ_ONCE(bts->active) || bts->c != c)
+		return false;
+	bts->done += (unsigned long)written * sizeof(struct bts_record);
+	if (overran)
+		perf_aux_output_flag(&bts->handle, PERF_AUX_FLAG_TRUNCATED);
+	buf = perf_get_aux(&bts->handle);
+	/* Snapshot mode's ring is copied into: it wraps on no page run. */
+	if (!next || buf->snapshot)
+		return false;
+	if (written) {
+		bts_aux_close(bts);
+		if (!bts_aux_begin(bts, event))
+			return false;
+	} else {
+		bts_aux_copy(bts, &full);
+	}
+	return bts_aux_window(bts, next);
 }
 
 /*
@@ -374,7 +475,9 @@ static __init int bts_init(void)
 	if (!boot_cpu_has(X86_FEATURE_DTES64) || !x86_pmu.bts)
 		return -ENODEV;
 
-	bts_pmu.capabilities	= PERF_PMU_CAP_ITRACE | PERF_PMU_CAP_EXCLUSIVE;
+	/* Large pages: long runs for the hardware to write without a copy. */
+	bts_pmu.capabilities	= PERF_PMU_CAP_ITRACE | PERF_PMU_CAP_EXCLUSIVE |
+				  PERF_PMU_CAP_AUX_PREFER_LARGE;
 	bts_pmu.task_ctx_nr	= perf_sw_context;
 	bts_pmu.event_init	= bts_event_init;
 	bts_pmu.add		= bts_event_add;
