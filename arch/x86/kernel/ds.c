@@ -861,14 +861,14 @@ void ds_notify_fn(struct irq_work *work)
 	/*
 	 * Not tracing the callback, which would trace its own copying.  The
 	 * hardware resumes as it was, without a drain that would find more
-	 * consumers to call back, unless the threshold was passed before.
+	 * consumers to call back, unless the threshold was passed before or
+	 * the consumer is a lender that may have made room.
 	 */
 	bits = ds_state_hold(&dc->st);
 	dc->in_callback = c;
 	act = c->cfg.ops->overflow(c, c->cfg.data);
 	dc->in_callback = NULL;
-	ds_state_drain_full(&dc->st, current);
-	ds_state_restart(&dc->st, bits);
+	ds_state_release(&dc->st, current, bits);
 	if (act == DS_OVERFLOW_SUSPEND)
 		WRITE_ONCE(c->suspended, true);
 	atomic_set(&c->notified, 0);

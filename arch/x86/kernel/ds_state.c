@@ -315,19 +315,32 @@ void ds_state_unpause(struct ds_state *s, struct task_struct *task)
 }
 
 /**
- * ds_state_drain_full() - drain a sub-buffer that reached its threshold
- * @s:    the CPU's state, paused
- * @task: who ran while the records were written
+ * ds_state_release() - end the hold a consumer's callback ran in
+ * @s:    the CPU's state, held by ds_state_hold()
+ * @task: who runs now
+ * @bits: what ds_state_hold() returned
  *
- * For records software wrote or the hardware wrote while its PMI was held
- * back: no PMI comes for them.  A ring never reaches its threshold; a
- * lender's window, only with the hardware running, when its PMI comes.
+ * The hardware restarts as it was, but for two things the callback may
+ * have changed.  A sub-buffer that records software wrote, or the
+ * hardware while its PMI was held back, took past its threshold is
+ * drained: no PMI comes for it.  (A ring never reaches its threshold; a
+ * lender's window, only with the hardware running, when its PMI comes.)
+ * A lender the hardware does not write (it had no window, or spent its
+ * turn) is asked again: its callback may have made room.
+ *
+ * Context: interrupts off, not NMI.
  */
-void ds_state_drain_full(struct ds_state *s, struct task_struct *task)
+void ds_state_release(struct ds_state *s, struct task_struct *task, u64 bits)
 {
+	if (s->pause == 1 && s->mode != DS_STATE_OFF && !ds_state_lent(s) &&
+	    s->ops->lender(s, task)) {
+		ds_state_unpause(s, task);
+		return;
+	}
 	if ((s->mode == DS_STATE_SPLAY || s->spent) &&
 	    READ_ONCE(s->area->index) >= READ_ONCE(s->area->threshold))
 		ds_state_drain(s, task);
+	ds_state_restart(s, bits);
 }
 
 /**

@@ -147,7 +147,7 @@ void ds_state_unpause(struct ds_state *s, struct task_struct *task);
 u64 ds_state_hold(struct ds_state *s);
 void ds_state_restart(struct ds_state *s, u64 bits);
 void ds_state_drain(struct ds_state *s, struct task_struct *task);
-void ds_state_drain_full(struct ds_state *s, struct task_struct *task);
+void ds_state_release(struct ds_state *s, struct task_struct *task, u64 bits);
 void ds_state_stage(struct ds_state *s, const struct bts_record *rec,
 		    unsigned int nr, struct task_struct *task);
 void ds_state_nmi_enter(struct ds_state *s);

@@ -596,8 +596,7 @@ static void ds_st_callback(struct ds_st_rig *rig)
 	rig->step = "overflow callback";
 	bits = ds_state_hold(&rig->s);
 	ds_st_branches(rig, 3);
-	ds_state_drain_full(&rig->s, rig->task);
-	ds_state_restart(&rig->s, bits);
+	ds_state_release(&rig->s, rig->task, bits);
 }
 
 static void ds_st_ring_mix(struct ds_st_rig *rig, bool alone)
@@ -739,6 +738,13 @@ static void ds_st_scenario(struct ds_st_rig *rig)
 	ds_st_branches(rig, DS_ST_WIN_THRESHOLD + DS_ST_NR);
 	ds_st_stage(rig, 3);
 	ds_st_callback(rig);
+	rig->step = "room made in a callback";
+	rig->windows_left = 1;
+	ds_st_branches(rig, DS_ST_THRESHOLD);
+	ds_st_callback(rig);
+	if (!ds_state_lent(&rig->s))
+		ds_st_fault(rig, "no window lent after the callback", 0, 0);
+	ds_st_branches(rig, DS_ST_WIN_THRESHOLD + 2);
 	rig->windows_left = 2;
 	ds_st_sched(rig);
 	rig->step = "lent again";
