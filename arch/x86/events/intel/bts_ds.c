@@ -128,23 +128,28 @@ static void bts_free_aux(void *data)
 	kfree(data);
 }
 
-/* Copy @rec into @buf at byte @off, wrapping at the buffer's end. */
-static void bts_aux_put(struct bts_aux_buf *buf, unsigned long off,
-			const struct bts_record *rec)
+/*
+ * Copy @n bytes to byte @off of @buf, going on at byte 0 past @wrap (the
+ * buffer's size, or the ring's in snapshot mode); @off < @wrap.  Return
+ * where the next byte goes.
+ */
+static unsigned long bts_aux_write(struct bts_aux_buf *buf, unsigned long off,
+				   unsigned long wrap, const void *src,
+				   unsigned long n)
 {
-	unsigned long size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
-	unsigned long n = sizeof(*rec), in, len;
-	const void *src = rec;
+	unsigned long len;
 
-	off %= size;
 	while (n) {
-		in = off & (PAGE_SIZE - 1);
-		len = min(n, PAGE_SIZE - in);
-		memcpy(buf->pages[off >> PAGE_SHIFT] + in, src, len);
+		len = min3(n, PAGE_SIZE - offset_in_page(off), wrap - off);
+		memcpy(buf->pages[off >> PAGE_SHIFT] + offset_in_page(off), src,
+		       len);
 		src += len;
 		n -= len;
-		off = (off + len) % size;
+		off += len;
+		if (off == wrap)
+			off = 0;
 	}
+	return off;
 }
 
 /*
@@ -184,46 +189,70 @@ static unsigned long bts_aux_room(struct perf_output_handle *h)
 }
 
 /*
- * Copy the branches the CPU's consumer holds into the AUX buffer, taking
- * them from the stream, after the transaction's @done bytes (in snapshot
- * mode into its ring, which takes everything); when the buffer is full,
- * the rest is dropped, *@full is set and the transaction marked
- * TRUNCATED.
+ * Put @n records into the transaction, after its @done bytes, or into the
+ * snapshot ring, which takes everything.  When the buffer is full, the
+ * rest is dropped and *@full set.
  */
-static void bts_aux_copy(struct bts_ctx *bts, bool *full)
+static void bts_aux_add(struct bts_ctx *bts, const struct bts_record *recs,
+			u32 n, bool *full)
 {
 	struct perf_output_handle *h = &bts->handle;
 	struct bts_aux_buf *buf = perf_get_aux(h);
-	unsigned long room = bts_aux_room(h);
-	const struct bts_record *runs[2], *rec;
-	struct bts_record entry;
-	u32 nrs[2], got, r, i;
+	unsigned long size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
+	unsigned long bytes = (unsigned long)n * sizeof(*recs);
+	unsigned long room = bts_aux_room(h) - bts->done;
 
-	*full = false;
+	if (buf->snapshot) {
+		buf->pos = bts_aux_write(buf, buf->pos, buf->ring, recs, bytes);
+		return;
+	}
+	if (bytes > room) {
+		bytes = room - room % sizeof(*recs);
+		*full = true;
+	}
+	bts_aux_write(buf, (h->head + bts->done) % size, size, recs, bytes);
+	bts->done += bytes;
+}
+
+/*
+ * Copy the branches the CPU's consumer holds into the AUX buffer, taking
+ * them from the stream: each stretch of branches in one go, each
+ * pseudo-record as bts_aux_record() says.  A full buffer marks the
+ * transaction TRUNCATED.
+ */
+static void bts_aux_copy(struct bts_ctx *bts)
+{
+	const struct bts_record *runs[2], *recs, *rec;
+	struct bts_record entry;
+	u32 nrs[2], got, r, n, span;
+	bool full = false;
+
 	while ((got = ds_peek_bts(bts->c, runs, nrs, U32_MAX))) {
 		for (r = 0; r < 2; r++) {
-			for (i = 0; i < nrs[r]; i++) {
-				rec = bts_aux_record(h, &runs[r][i], &entry);
-				if (!rec)
-					continue;
-				if (buf->snapshot) {
-					bts_aux_put(buf, buf->pos, rec);
-					buf->pos = (buf->pos + sizeof(*rec)) %
-						   buf->ring;
-					continue;
+			recs = runs[r];
+			n = nrs[r];
+			while (n) {
+				for (span = 0; span < n &&
+				     !BTS_RECORD_IS_PSEUDO(recs[span].from);
+				     span++)
+					;
+				if (span)
+					bts_aux_add(bts, recs, span, &full);
+				if (span < n) {
+					rec = bts_aux_record(&bts->handle,
+							     &recs[span], &entry);
+					if (rec)
+						bts_aux_add(bts, rec, 1, &full);
+					span++;
 				}
-				if (bts->done + sizeof(*rec) > room) {
-					*full = true;
-					continue;
-				}
-				bts_aux_put(buf, h->head + bts->done, rec);
-				bts->done += sizeof(*rec);
+				recs += span;
+				n -= span;
 			}
 		}
 		ds_discard_bts(bts->c, got);
 	}
-	if (*full)
-		perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
+	if (full)
+		perf_aux_output_flag(&bts->handle, PERF_AUX_FLAG_TRUNCATED);
 }
 
 /*
@@ -249,7 +278,9 @@ static void bts_aux_close(struct bts_ctx *bts)
 		h->head = buf->pos;
 		size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
 	} else if (bts->done) {
-		bts_aux_put(buf, h->head + bts->done, &end_mark);
+		size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
+		bts_aux_write(buf, (h->head + bts->done) % size, size,
+			      &end_mark, sizeof(end_mark));
 		size = bts->done + sizeof(end_mark);
 	} else {
 		size = 0;
@@ -260,9 +291,7 @@ static void bts_aux_close(struct bts_ctx *bts)
 /* Copy what the stream holds and close the transaction.  Not in NMI. */
 static void bts_aux_end(struct bts_ctx *bts)
 {
-	bool full;
-
-	bts_aux_copy(bts, &full);
+	bts_aux_copy(bts);
 	bts_aux_close(bts);
 }
 
@@ -336,7 +365,6 @@ static bool bts_window(struct ds_consumer *c, void *data, u32 written,
 	struct bts_ctx *bts = this_cpu_ptr(&bts_ctx);
 	struct perf_event *event = bts->handle.event;
 	struct bts_aux_buf *buf;
-	bool full;
 
 	if (!READ_ONCE(bts->active) || bts->c != c)
 		return false;
@@ -352,7 +380,7 @@ static bool bts_window(struct ds_consumer *c, void *data, u32 written,
 		if (!bts_aux_begin(bts, event))
 			return false;
 	} else {
-		bts_aux_copy(bts, &full);
+		bts_aux_copy(bts);
 	}
 	return bts_aux_window(bts, next);
 }
@@ -369,7 +397,6 @@ static enum ds_overflow_action bts_overflow(struct ds_consumer *c, void *data)
 	const struct bts_record *runs[2];
 	struct bts_aux_buf *buf;
 	u32 nrs[2], got;
-	bool full;
 
 	if (!READ_ONCE(bts->active) || bts->c != c) {
 		/* No event records: these are of none. */
@@ -379,7 +406,7 @@ static enum ds_overflow_action bts_overflow(struct ds_consumer *c, void *data)
 	}
 	buf = perf_get_aux(&bts->handle);
 	if (buf->snapshot) {
-		bts_aux_copy(bts, &full);
+		bts_aux_copy(bts);
 		return DS_OVERFLOW_CONTINUE;
 	}
 	bts_aux_end(bts);
