@@ -22,6 +22,9 @@
 #   btsall    perf record -e intel_bts// (both modes) alone: without PTI
 #             the layer lends the hardware windows of the AUX buffer
 #             -> btsall.data, btsall.windows (windows lent meanwhile)
+#   btsallparts  the same with a 1 MB AUX buffer: windows end at its
+#             page runs and at perf's wakeup mark
+#                                   -> btsallparts.data, .windows
 #   btsmix    the same, PROG and bts-dump tracing a shell loop pinned to
 #             one CPU: the windows come and go -> btsmix.data,
 #             btsmix.windows, btsmix.raw (bts-dump's trace)
@@ -154,6 +157,7 @@ snapwrap_args=(-N -B --per-thread -e intel_bts//u -m ,16 -Se)
 btsparts_args=(-N -B --per-thread -e intel_bts//u -m ,64)
 # Both modes: room for the kernel's branches too.
 btsall_args=(-N -B --per-thread -e intel_bts// -m ,4096)
+btsallparts_args=(-N -B --per-thread -e intel_bts// -m ,256)
 windows=/sys/kernel/debug/x86/ds_windows
 
 # lent TOOL CMD...: run_tool TOOL CMD, leaving in TOOL.windows how many
@@ -225,6 +229,13 @@ for tool in "$@"; do
 		echo 1 >/proc/sys/kernel/bts_kernel_recording
 		lent btsall "${perf_run[@]}" perf record \
 			"${btsall_args[@]}" -o "$out/btsall.data" -- "$prog"
+		;;
+	btsallparts)
+		capture_env "$out/btsallparts.env" "${btsallparts_args[@]}"
+		echo 1 >/proc/sys/kernel/bts_kernel_recording
+		lent btsallparts "${perf_run[@]}" perf record \
+			"${btsallparts_args[@]}" -o "$out/btsallparts.data" \
+			-- "$prog"
 		;;
 	btsmix)
 		# A second consumer on PROG's CPU, now and then: each time
