@@ -186,26 +186,39 @@ nice -n 19 "$prog/devbts" "$((secs / 2))" \
 devbts=$!
 
 # perf's BTS sampling events come and go: every CPU's for a moment (-a),
-# and a command's.  Every CPU runs busy programs: with a buffer of two
-# pages, perf loses most of their branches rather than spend the VM's
-# time on writing them.  (perf starts slowly on the debug kernel: an
-# iteration or two.)  perf record -a fails, as on stock, when a CPU goes
-# offline between its reading the online CPUs and opening their events
-# (ENODEV): it holds the hotplug lock, which CPU 1 goes offline under.
+# and a command's; and an intel_bts// event of a busy shell, both modes
+# (without PTI the hardware writes its AUX pages while it is alone on its
+# CPU, which the storms' consumers come to and leave).  Every CPU runs
+# busy programs: with a buffer of two pages, perf loses most of their
+# branches rather than spend the VM's time on writing them.  (perf starts
+# slowly on the debug kernel: an iteration or two.)  perf record -a
+# fails, as on stock, when a CPU goes offline between its reading the
+# online CPUs and opening their events (ENODEV): it holds the hotplug
+# lock, which CPU 1 goes offline under.
+echo 1 >/proc/sys/kernel/bts_kernel_recording
+windows_before=$(cat /sys/kernel/debug/x86/ds_windows)
 hotplug_lock=$tmp/hotplug.lock
+perf_round()	# perf_round NAME PERF-RECORD-ARGS...: its outcome in $tmp/perf
+{
+	local name=$1
+	shift
+	if perf record -q -N -B -o "$tmp/perf.data" "$@" >/dev/null \
+		2>"$tmp/perf.err"; then
+		echo "$name ok" >>"$tmp/perf"
+	else
+		echo "$name failed: $(grep -m1 . "$tmp/perf.err")" >>"$tmp/perf"
+	fi
+}
 (
 	while [ $SECONDS -lt "$end" ]; do
-		for scope in "-a -m 2 -- sleep 0.1" "-- true"; do
-			lock=()
-			[ "${scope%% *}" = -a ] && lock=(flock "$hotplug_lock")
-			# shellcheck disable=SC2086 # the scope's words
-			if "${lock[@]}" perf record -q -N -B -e branches:u -c 1 \
-				-o "$tmp/perf.data" $scope >/dev/null 2>"$tmp/perf.err"; then
-				echo "${scope%% *} ok" >>"$tmp/perf"
-			else
-				echo "${scope%% *} failed: $(grep -m1 . "$tmp/perf.err")" >>"$tmp/perf"
-			fi
-		done
+		{
+			flock 9
+			perf_round "branches:u -a" -e branches:u -c 1 -a -m 2 \
+				-- sleep 0.1
+		} 9>"$hotplug_lock"
+		perf_round "branches:u --" -e branches:u -c 1 -- true
+		perf_round "intel_bts// --" -e intel_bts// --per-thread -m ,16 \
+			-- sh -c 'i=0; while [ $i -lt 300 ]; do i=$((i + 1)); done'
 	done
 ) &
 perf=$!
@@ -247,6 +260,8 @@ count() { [ -e "$1" ] && wc -l <"$1" || echo 0; }
 echo "# $(cat "$tmp/threads.out"), $(count "$tmp/execs") exec chains of 21," \
 	"$(count "$tmp/forks") forks, $(count "$tmp/hotplug") CPU 1 offline/online cycles"
 echo "# perf: $(sort "$tmp/perf" 2>/dev/null | uniq -c | tr '\n' ' ')"
+windows=$(($(cat /sys/kernel/debug/x86/ds_windows) - windows_before))
+echo "# windows of intel_bts's AUX buffer lent to the hardware: $windows"
 for s in c t u; do
 	echo "# storm $s attach: $(sort "$tmp/$s.attach" 2>/dev/null | uniq -c | tr '\n' ' ')"
 done
@@ -264,10 +279,18 @@ expected_errors()
 		grep -q -x ok "$tmp/$s.attach" || { echo "storm $s never attached"; return 1; }
 	done
 	[ "$(count "$tmp/hotplug")" -gt 0 ] || { echo "CPU 1 never cycled"; return 1; }
-	grep -q -x -- "-a ok" "$tmp/perf" && grep -q -x -- "-- ok" "$tmp/perf" ||
-		{ echo "perf never traced, with -a and a command"; return 1; }
+	grep -q -x -- "branches:u -a ok" "$tmp/perf" &&
+		grep -q -x -- "branches:u -- ok" "$tmp/perf" &&
+		grep -q -x -- "intel_bts// -- ok" "$tmp/perf" ||
+		{ echo "perf never traced, with -a, a command, intel_bts//"; return 1; }
+	# The hardware writes perf's pages without PTI only.
+	if grep -q -w nopti /proc/cmdline; then
+		[ "$windows" -gt 0 ] || { echo "no window lent without PTI"; return 1; }
+	else
+		[ "$windows" -eq 0 ] || { echo "windows lent with PTI"; return 1; }
+	fi
 }
-check "storms: every attach worked or failed with ESRCH/EBUSY, CPU 1 cycled, perf traced" \
+check "storms: every attach worked or failed with ESRCH/EBUSY, CPU 1 cycled, perf traced, windows lent without PTI only" \
 	expected_errors
 
 devbts()
