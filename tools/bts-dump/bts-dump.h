@@ -42,6 +42,14 @@ struct sink {
 			    const char *text, size_t len);
 	/* Process @pid's name (/proc/PID/comm), from here on. */
 	int (*comm)(struct sink *s, u32 pid, const char *name, size_t len);
+	/*
+	 * Lines of process @pid's JIT map (perf's /tmp/perf-NS_PID.map, in
+	 * its mount namespace, @ns_pid its pid in its pid namespace): what
+	 * was added to the file since the last call, or the whole file,
+	 * replacing what came before, if @whole.
+	 */
+	int (*jit)(struct sink *s, u32 pid, u32 ns_pid, bool whole,
+		   const char *text, size_t len);
 };
 
 /* The longest process name kept: the kernel's are 15 bytes. */
@@ -55,13 +63,15 @@ enum sink_call_kind {
 	CALL_EXIT,
 	CALL_EVENT_FORMAT,
 	CALL_COMM,
+	CALL_JIT,
 };
 
 struct sink_call {
 	struct sink_call *next;	/* for the queue of the stage that has it */
 	enum sink_call_kind kind;
 	u32 id;			/* stream, pid or event id */
-	u32 arg;		/* ppid or generation */
+	u32 arg;		/* ppid, generation, or JIT map's ns pid */
+	bool whole;		/* the whole JIT map */
 	u64 addr;
 	int status;
 	size_t len;		/* of @data, in bytes */
@@ -146,6 +156,7 @@ bool mapset_merge(struct mapset *ms, struct mapset *snap);
 bool mapset_remove(struct mapset *ms, u64 start, u64 end);
 void mapset_copy(struct mapset *dst, const struct mapset *src);
 const struct mapping *mapset_find(const struct mapset *ms, u64 addr);
+bool mapping_in_no_file(const struct mapping *map);
 void mapset_free(struct mapset *ms);
 
 /* events.c: the formats of the events markers name */
@@ -232,6 +243,8 @@ unsigned int inline_frames(struct Dwfl_Module *mod, u64 addr, const char *src,
 struct jit_map;
 
 struct jit_map *jit_map_new(u32 pid);
+void jit_map_add(struct jit_map *j, u32 ns_pid, bool whole, const char *text,
+		 size_t len);
 const char *jit_map_find(struct jit_map *j, u64 addr, u64 *off,
 			 const char **file);
 void jit_map_free(struct jit_map *j);
@@ -248,6 +261,8 @@ void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
 		     const void *data, size_t len);
 void proc_exec(struct syms *st, struct proc *p);
 void proc_set_comm(struct proc *p, const char *name, size_t len);
+void proc_add_jit(struct proc *p, u32 ns_pid, bool whole, const char *text,
+		  size_t len);
 const char *proc_comm(const struct proc *p);
 const struct mapset *proc_maps(const struct proc *p, unsigned int *gen);
 void proc_map(struct syms *st, struct proc *p, const struct mapping *m);

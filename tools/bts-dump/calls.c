@@ -9,21 +9,30 @@
 
 #include "bts-dump.h"
 
-static int take(struct sink *s, enum sink_call_kind kind, u32 id, u32 arg,
-		u64 addr, int status, const void *data, size_t len)
+static struct sink_call *call_new(enum sink_call_kind kind, u32 id, u32 arg,
+				  u64 addr, int status, const void *data,
+				  size_t len)
 {
-	struct call_sink *cs = (struct call_sink *)s;
 	struct sink_call *c = xmalloc(sizeof(*c) + len);
 
 	c->next = NULL;
 	c->kind = kind;
 	c->id = id;
 	c->arg = arg;
+	c->whole = false;
 	c->addr = addr;
 	c->status = status;
 	c->len = len;
 	memcpy(c->data, data, len);
-	return cs->take(cs, c);
+	return c;
+}
+
+static int take(struct sink *s, enum sink_call_kind kind, u32 id, u32 arg,
+		u64 addr, int status, const void *data, size_t len)
+{
+	struct call_sink *cs = (struct call_sink *)s;
+
+	return cs->take(cs, call_new(kind, id, arg, addr, status, data, len));
 }
 
 static int cs_records(struct sink *s, u32 stream, const struct bts_record *r,
@@ -61,6 +70,16 @@ static int cs_comm(struct sink *s, u32 pid, const char *name, size_t len)
 	return take(s, CALL_COMM, pid, 0, 0, 0, name, len);
 }
 
+static int cs_jit(struct sink *s, u32 pid, u32 ns_pid, bool whole,
+		  const char *text, size_t len)
+{
+	struct call_sink *cs = (struct call_sink *)s;
+	struct sink_call *c = call_new(CALL_JIT, pid, ns_pid, 0, 0, text, len);
+
+	c->whole = whole;
+	return cs->take(cs, c);
+}
+
 /**
  * call_sink_init() - make @cs a sink that hands each call to @take
  * @cs: the sink
@@ -77,6 +96,7 @@ void call_sink_init(struct call_sink *cs,
 		.exit		= cs_exit,
 		.event_format	= cs_event_format,
 		.comm		= cs_comm,
+		.jit		= cs_jit,
 	};
 	cs->take = take;
 }
@@ -106,6 +126,9 @@ int sink_call_make(struct sink *s, const struct sink_call *c)
 				       c->len);
 	case CALL_COMM:
 		return s->comm(s, c->id, (const char *)c->data, c->len);
+	case CALL_JIT:
+		return s->jit(s, c->id, c->arg, c->whole, (const char *)c->data,
+			      c->len);
 	}
 	return -1;
 }

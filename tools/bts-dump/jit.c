@@ -6,11 +6,14 @@
  * Java's perf-map-agent, LuaJIT, Mono, ...).  Looked up, as perf does, for
  * addresses in no file's mapping.
  *
- * The file is read when first needed and again when a lookup finds
- * nothing and the file changed (at most once a second): a live trace
- * prints while the JIT still writes it, and only what it appended is
- * read.  As perf does, a file that neither the user nor root owns is not
- * used; nor is anything but a regular file.
+ * A trace bts-dump wrote carries the map, as the tracer read it while the
+ * process lived (live.c): what a container's process wrote in its own
+ * /tmp, and what a process wrote whose pid another has by the time the
+ * trace is read.  Then only that is used.  A trace without it (another
+ * tracer's) gets the file: read when first needed and again when a lookup
+ * finds nothing and the file changed (at most once a second), only what
+ * was appended.  As perf does, a file that neither the user nor root owns
+ * is not used; nor is anything but a regular file.
  */
 #define _GNU_SOURCE
 #include <err.h>
@@ -51,6 +54,7 @@ struct jit_map {
 	struct timespec mtime;
 	time_t checked;		/* when it was last looked at */
 	bool warned;
+	bool carried;		/* the trace carries the map: no file */
 };
 
 static int by_start(const void *a, const void *b)
@@ -103,6 +107,8 @@ static void jit_read(struct jit_map *j, FILE *f)
 		};
 	}
 	free(text);
+	if (!j->n)
+		return;
 	qsort(j->v, j->n, sizeof(*j->v), by_start);
 	/* Of the functions that start at one address, the last compiled. */
 	for (i = k = 0; i < j->n; i++) {
@@ -112,6 +118,43 @@ static void jit_read(struct jit_map *j, FILE *f)
 			j->v[k++] = j->v[i];
 	}
 	j->n = k;
+}
+
+/* Start afresh: the map was replaced. */
+static void jit_reset(struct jit_map *j)
+{
+	j->n = 0;
+	j->parsed = 0;
+	j->lines = 0;
+}
+
+/**
+ * jit_map_add() - lines of the JIT map as the trace carries them
+ * @j: the process's JIT symbols
+ * @ns_pid: the process's pid in its own pid namespace, which names the
+ *	file (/tmp/perf-NS_PID.map, in its own mount namespace)
+ * @whole: the whole map, replacing what came before; else lines added
+ * @text: whole lines of the map file
+ * @len: their length
+ *
+ * From the first call on, the file is never read.
+ */
+void jit_map_add(struct jit_map *j, u32 ns_pid, bool whole, const char *text,
+		 size_t len)
+{
+	FILE *f;
+
+	j->carried = true;
+	snprintf(j->path, sizeof(j->path), "/tmp/perf-%u.map", ns_pid);
+	if (whole)
+		jit_reset(j);
+	if (!len)
+		return;
+	f = fmemopen((void *)text, len, "r");
+	if (!f)
+		err(1, "fmemopen");
+	jit_read(j, f);
+	fclose(f);
 }
 
 /*
@@ -155,11 +198,8 @@ static void jit_load(struct jit_map *j)
 		return;
 	}
 	/* Another file, or cut short: all of it again. */
-	if (sb.st_ino != j->ino || sb.st_size < j->parsed) {
-		j->n = 0;
-		j->parsed = 0;
-		j->lines = 0;
-	}
+	if (sb.st_ino != j->ino || sb.st_size < j->parsed)
+		jit_reset(j);
 	j->ino = sb.st_ino;
 	j->size = sb.st_size;
 	j->mtime = sb.st_mtim;
@@ -217,6 +257,8 @@ const char *jit_map_find(struct jit_map *j, u64 addr, u64 *off,
 	struct timespec now;
 
 	if (!s) {
+		if (j->carried)
+			return NULL;
 		clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 		if (now.tv_sec == j->checked)
 			return NULL;

@@ -27,6 +27,8 @@
 #define MAX_MAPS	(60U << 20)
 /* The most of a vDSO kept. */
 #define MAX_VDSO	(1024U * 1024)
+/* What one chunk of a JIT map may hold: a raw chunk's payload is 64 MB. */
+#define MAX_JIT		(60U << 20)
 
 struct lproc *lproc_get(struct live *lv, u32 pid, bool *created)
 {
@@ -132,7 +134,6 @@ static int send_vdso(struct live *lv, struct lproc *lp,
 	return 0;
 }
 
-/* Send /proc/PID/maps (and the vDSO) if it changed since last time. */
 /* Send the process's name (/proc/PID/comm) if it changed since last time. */
 static int send_comm(struct live *lv, struct lproc *lp)
 {
@@ -156,6 +157,90 @@ static int send_comm(struct live *lv, struct lproc *lp)
 	return ret;
 }
 
+/*
+ * The process's pid in its own pid namespace, a container's: the last
+ * of NSpid in /proc/PID/status; @pid where it says none.
+ */
+static u32 read_ns_pid(u32 pid)
+{
+	char path[64], *text, *p, *eol, *end;
+	unsigned long v, ns = pid;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	text = read_proc(path, &len, 65536);
+	if (!text)
+		return pid;
+	p = memmem(text, len, "\nNSpid:", 7);
+	eol = p ? memchr(p + 1, '\n', text + len - p - 1) : NULL;
+	if (eol) {
+		*eol = 0;
+		for (p += 7; (v = strtoul(p, &end, 10)), end != p; p = end)
+			ns = v;
+	}
+	free(text);
+	return ns <= UINT32_MAX ? ns : pid;
+}
+
+/*
+ * Send what the process's JIT compiler added to its map since the last
+ * look: perf's /tmp/perf-PID.map, where perf finds it, in the process's
+ * own mount namespace (through /proc/PID/root: a container's /tmp is its
+ * own) and named by its pid in its own pid namespace.  Whole lines only;
+ * all of it again when the file was replaced.  As perf does, only a
+ * regular file of the user's or root's, and not through a symbolic link.
+ */
+static int send_jit(struct live *lv, struct lproc *lp)
+{
+	char path[96], *text, *nl;
+	struct stat sb;
+	size_t len;
+	bool whole;
+	ssize_t n;
+	int fd, ret;
+
+	if (lp->gone)
+		return 0;
+	if (!lp->ns_pid)
+		lp->ns_pid = read_ns_pid(lp->pid);
+	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", lp->pid,
+		 lp->ns_pid);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) ||
+	    (sb.st_uid != geteuid() && sb.st_uid != 0)) {
+		close(fd);
+		return 0;
+	}
+	whole = sb.st_ino != lp->jit_ino || sb.st_dev != lp->jit_dev ||
+		sb.st_size < lp->jit_sent;
+	if (whole)
+		lp->jit_sent = 0;
+	len = sb.st_size - lp->jit_sent;
+	if (len > MAX_JIT)
+		len = MAX_JIT;
+	text = len ? xmalloc(len) : NULL;
+	n = len ? pread(fd, text, len, lp->jit_sent) : 0;
+	close(fd);
+	nl = n > 0 ? memrchr(text, '\n', n) : NULL;
+	ret = 0;
+	if (nl) {
+		len = nl + 1 - text;
+		ret = lv->out->jit(lv->out, lp->pid, lp->ns_pid, whole, text,
+				   len);
+		lp->jit_ino = sb.st_ino;
+		lp->jit_dev = sb.st_dev;
+		lp->jit_sent += len;
+	}
+	free(text);
+	return ret;
+}
+
+/*
+ * Send /proc/PID/maps (and the vDSO) if it changed since last time, and
+ * what the process's JIT map gained.
+ */
 int snapshot(struct live *lv, struct lproc *lp)
 {
 	struct mapset snap;
@@ -166,7 +251,7 @@ int snapshot(struct live *lv, struct lproc *lp)
 
 	if (lp->gone)
 		return 0;
-	if (send_comm(lv, lp))
+	if (send_comm(lv, lp) || send_jit(lv, lp))
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%u/maps", lp->pid);
 	text = read_proc(path, &len, MAX_MAPS);
@@ -194,13 +279,27 @@ int snapshot(struct live *lv, struct lproc *lp)
 	return ret;
 }
 
+/*
+ * A record's address: outside every mapping known, a fresh snapshot of
+ * the process; in code of no file, what its JIT map gained.  Each once
+ * per read().
+ */
 static int check_addr(struct live *lv, struct lproc *lp, u64 addr)
 {
-	if (!addr || lp->gone || lp->checked == lv->reads ||
-	    mapset_find(&lp->maps, addr))
+	const struct mapping *m;
+
+	if (!addr || lp->gone)
 		return 0;
-	lp->checked = lv->reads;
-	return snapshot(lv, lp);
+	m = mapset_find(&lp->maps, addr);
+	if (!m && lp->checked != lv->reads) {
+		lp->checked = lv->reads;
+		return snapshot(lv, lp);
+	}
+	if (m && mapping_in_no_file(m) && lp->jit_checked != lv->reads) {
+		lp->jit_checked = lv->reads;
+		return send_jit(lv, lp);
+	}
+	return 0;
 }
 
 /*

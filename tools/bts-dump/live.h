@@ -52,6 +52,12 @@ struct lproc {
 	char comm[COMM_MAX];	/* the name sent */
 	bool gone;
 	unsigned long checked;	/* the read() it was last snapshotted for */
+	/* its JIT map: its pid there, what was sent of which file, when */
+	u32 ns_pid;
+	off_t jit_sent;
+	ino_t jit_ino;
+	dev_t jit_dev;
+	unsigned long jit_checked;
 	struct hlist_node node;		/* in live::procs, by pid */
 };
 

@@ -279,6 +279,15 @@ void mapset_copy(struct mapset *dst, const struct mapset *src)
 	}
 }
 
+/*
+ * Code in no file: anonymous memory, the vDSO, a memfd (a JIT's code
+ * mapped twice), none of which a path names.
+ */
+bool mapping_in_no_file(const struct mapping *map)
+{
+	return map->path[0] != '/' || !strncmp(map->path, "/memfd:", 7);
+}
+
 const struct mapping *mapset_find(const struct mapset *ms, u64 addr)
 {
 	size_t lo = 0, hi = ms->n, mid;

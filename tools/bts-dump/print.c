@@ -959,6 +959,15 @@ static int p_comm(struct sink *s, u32 pid, const char *name, size_t len)
 	return 0;
 }
 
+static int p_jit(struct sink *s, u32 pid, u32 ns_pid, bool whole,
+		 const char *text, size_t len)
+{
+	struct printer *pr = (struct printer *)s;
+
+	proc_add_jit(proc_get(pr->syms, pid), ns_pid, whole, text, len);
+	return 0;
+}
+
 static int p_exit(struct sink *s, u32 pid, int status, const char *cmd,
 		  size_t len)
 {
@@ -1028,6 +1037,7 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	pr->sink.exit = p_exit;
 	pr->sink.event_format = p_event_format;
 	pr->sink.comm = p_comm;
+	pr->sink.jit = p_jit;
 	pr->out = out;
 	pr->opts = *opts;
 	if (opts->calls)

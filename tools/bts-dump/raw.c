@@ -32,7 +32,10 @@ enum raw_chunk {
 	RAW_EXIT	= 4,
 	RAW_EVENT_FORMAT = 5,
 	RAW_COMM	= 6,
+	RAW_JIT		= 7,
 };
+/* RAW_JIT's flags */
+#define RAW_JIT_WHOLE	1
 
 static void put32(unsigned char *p, u32 v)
 {
@@ -149,6 +152,18 @@ static int w_comm(struct sink *s, u32 pid, const char *name, size_t len)
 	return w_chunk(w, RAW_COMM, head, sizeof(head), name, len);
 }
 
+static int w_jit(struct sink *s, u32 pid, u32 ns_pid, bool whole,
+		 const char *text, size_t len)
+{
+	struct raw_writer *w = (struct raw_writer *)s;
+	unsigned char head[12];
+
+	put32(head, pid);
+	put32(head + 4, whole ? RAW_JIT_WHOLE : 0);
+	put32(head + 8, ns_pid);
+	return w_chunk(w, RAW_JIT, head, sizeof(head), text, len);
+}
+
 static int w_exit(struct sink *s, u32 pid, int status, const char *cmd,
 		  size_t len)
 {
@@ -170,6 +185,7 @@ int raw_writer_init(struct raw_writer *w, FILE *f, const char *name)
 	w->sink.exit = w_exit;
 	w->sink.event_format = w_event_format;
 	w->sink.comm = w_comm;
+	w->sink.jit = w_jit;
 	w->f = f;
 	w->name = name;
 	memcpy(hdr, RAW_MAGIC, 8);
@@ -256,6 +272,14 @@ static int dispatch(struct sink *s, const char *name, u64 off,
 		if (get32(p + 4))
 			return bad(name, off, "reserved field not zero");
 		return s->comm(s, get32(p), (char *)p + 8, len - 8);
+	case RAW_JIT:
+		if (len < 12)
+			return bad(name, off, "bad JIT map chunk size");
+		if (get32(p + 4) & ~RAW_JIT_WHOLE)
+			return bad(name, off, "unknown JIT map flags");
+		return s->jit(s, get32(p), get32(p + 8),
+			      get32(p + 4) & RAW_JIT_WHOLE, (char *)p + 12,
+			      len - 12);
 	default:
 		/* A later version's chunk: what it says is not needed. */
 		return 0;

@@ -595,6 +595,15 @@ void proc_set_comm(struct proc *p, const char *name, size_t len)
 	p->comm[len] = 0;
 }
 
+/* Lines of the process's JIT map as the trace carries them; see jit.c. */
+void proc_add_jit(struct proc *p, u32 ns_pid, bool whole, const char *text,
+		  size_t len)
+{
+	if (!p->jit)
+		p->jit = jit_map_new(p->pid);
+	jit_map_add(p->jit, ns_pid, whole, text, len);
+}
+
 /* The process's name, NULL if the trace has not said. */
 const char *proc_comm(const struct proc *p)
 {
@@ -751,15 +760,6 @@ static const char *file_differs(const struct elf_file *f,
 }
 
 /*
- * Code in no file: anonymous memory, the vDSO, a memfd (a JIT's code
- * mapped twice), none of which a path names.
- */
-static bool in_no_file(const struct mapping *map)
-{
-	return map->path[0] != '/' || !strncmp(map->path, "/memfd:", 7);
-}
-
-/*
  * The file @map mapped: a version of its path read before that is it (a
  * trace may map a file, then a rebuilt one at the same path), else what
  * is at the path now.  Returns the newest version when none is the one
@@ -796,7 +796,7 @@ static struct elf_file *mapped_file(struct syms *st,
  */
 void syms_prefetch(struct syms *st, const struct mapping *m)
 {
-	if (!in_no_file(m))
+	if (!mapping_in_no_file(m))
 		mapped_file(st, m);
 }
 
@@ -813,7 +813,7 @@ static struct module *resolve(struct syms *st, struct proc *p,
 	map->resolved = true;
 	if (!strchr(map->perms, 'x'))
 		return NULL;
-	if (!in_no_file(map)) {
+	if (!mapping_in_no_file(map)) {
 		f = mapped_file(st, map);
 		differs = f->usable ? file_differs(f, map) : NULL;
 		if (differs) {
@@ -935,7 +935,7 @@ const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 	map = find(p, addr);
 	m = map ? resolve(st, p, map) : NULL;
 	/* Code in no file: a JIT's, if the process said so as perf asks. */
-	if (!m && (!map || in_no_file(map))) {
+	if (!m && (!map || mapping_in_no_file(map))) {
 		if (!p->jit)
 			p->jit = jit_map_new(p->pid);
 		ai->sym = jit_map_find(p->jit, addr, &ai->sym_off, &ai->mod);

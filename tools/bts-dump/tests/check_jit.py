@@ -129,3 +129,51 @@ def test_jit():
     tap(rc == 0 and got[0] == ("tramp", "prog", None, None) and
         got[1] == (None, None, None, None),
         "JIT: no map file, no names", "%r\n" % got + err)
+    test_jit_carried()
+
+
+def carried(name, chunks):
+    """tramp calls into the JIT's code three times, each call after the
+    JIT map chunk CHUNKS[i] (None: none)."""
+    maps = "".join(rg.maps_lines(PROG)) + rg.special_line(JIT, JIT + 0x10000,
+                                                          "")
+    data = rg.header() + rg.maps_chunk(PID, maps)
+    for i, c in enumerate(chunks):
+        if c is not None:
+            data += c
+        data += rg.records_chunk(([rg.thread(PID, PID, rg.THREAD_NEW)]
+                                  if not i else []) +
+                                 [rg.branch(S["tramp"][0], JIT + 0x100)])
+    return write(name, data)
+
+
+def test_jit_carried():
+    """the JIT map a trace carries: what bts-dump read while the process
+    lived, in its own namespaces (a container's pid 7 here)"""
+    dso = "perf-7.map"
+    try:
+        # A file at the host's path, as a process that has the pid now
+        # would leave it: not the traced one's, never read.
+        write_map("%x 40 not_this\n" % (JIT + 0x100))
+        f = carried("jit-carried.raw", [
+            rg.jit_chunk(PID, 7, "%x 40 jit_a\n" % (JIT + 0x100)),
+            rg.jit_chunk(PID, 7, "%x 40 jit_b\n" % (JIT + 0x100),
+                         whole=False),
+            rg.jit_chunk(PID, 7, "%x 20 jit_c\n" % (JIT + 0x100))])
+        rc, out, err = run_memcheck(f, "--format=jsonl")
+        got = [e[2:] for e in ends(out)] if rc == 0 else []
+        tap(rc == 0 and got == [("jit_a", dso), ("jit_b", dso),
+                                ("jit_c", dso)],
+            "JIT: the map the trace carries names the code, its lines "
+            "added, then replaced, never the file at the host's path; "
+            "valgrind finds no error", "%r\n" % got + err)
+        f = carried("jit-carried-empty.raw", [rg.jit_chunk(PID, 7, ""),
+                                              None, None])
+        rc, out, err = run(f, "--format=jsonl")
+        got = [e[2:] for e in ends(out)] if rc == 0 else []
+        tap(rc == 0 and got == [(None, None)] * 3,
+            "JIT: a trace that carries an empty map names nothing, the "
+            "file notwithstanding", "%r\n" % got + err)
+    finally:
+        if os.path.lexists(MAP):
+            os.unlink(MAP)

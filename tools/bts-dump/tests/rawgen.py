@@ -11,7 +11,7 @@ import struct
 import subprocess
 
 MAGIC = b"BTSDUMP\n"
-RECORDS, MAPS, MEMORY, EXIT, EVENT_FORMAT, COMM = 1, 2, 3, 4, 5, 6
+RECORDS, MAPS, MEMORY, EXIT, EVENT_FORMAT, COMM, JIT = 1, 2, 3, 4, 5, 6, 7
 
 # include/uapi/linux/bts.h
 PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
@@ -183,6 +183,11 @@ def event_format_chunk(ev_id, gen, text):
 
 def comm_chunk(pid, name):
     return chunk(COMM, struct.pack("<II", pid, 0) + name.encode())
+
+
+def jit_chunk(pid, ns_pid, text, whole=True):
+    return chunk(JIT, struct.pack("<III", pid, 1 if whole else 0, ns_pid) +
+                 text.encode())
 
 
 def elf_loads(data):
