@@ -770,22 +770,23 @@ def order_check(path, diag, grouped=False):
     return True
 
 
-def jit_check(path, diag, unnamed=False, comm=None):
+def jit_check(path, diag, unnamed=False, ns_pid=None):
     """bts-dump's jsonl of progs/jit: the loop it ran in an anonymous
     mapping has the name the program wrote into /tmp/perf-PID.map, the
     file's name its dso: 3 calls from main, 4 taken jnz each, 3 returns.
     @unnamed: the names dropped first, as a bts-dump that does not read
     the file would print (the self-test: it must fail).  The file is
-    named by the program's pid: that of the trace's first process, or of
-    its first named @comm."""
+    named by the program's pid: @ns_pid, its pid in its container, or
+    that of the trace's first process."""
     with open(path) as f:
         recs = [json.loads(x) for x in f if x.strip()]
     brs = [r for r in recs if r["kind"] == "branch"]
     if unnamed:
         brs = [{k: v for k, v in r.items()
                 if not (isinstance(v, str) and "jit_" in v)} for r in brs]
-    dso = "perf-%d.map" % next((r["pid"] for r in recs
-                                if comm is None or r.get("comm") == comm), 0)
+    if ns_pid is None:
+        ns_pid = recs[0]["pid"] if recs else 0
+    dso = "perf-%d.map" % ns_pid
     ends = [(r.get("from_sym") or "", r.get("to_sym") or "",
              r.get("to_dso")) for r in brs]
     loops = ends.count(("jit_countdown+0x4", "jit_countdown+0x2", dso))
@@ -1366,7 +1367,7 @@ def main():
     jt = sub.add_parser("jit")
     jt.add_argument("jsonl")
     jt.add_argument("--unnamed", action="store_true")
-    jt.add_argument("--comm")
+    jt.add_argument("--ns-pid", type=int)
     od = sub.add_parser("order")
     od.add_argument("jsonl")
     od.add_argument("--grouped", action="store_true")
@@ -1397,7 +1398,7 @@ def main():
             vals.append([int(x) for x in lines])
         sys.exit(0 if debugctl_check(*vals, diag) else 1)
     if a.cmd == "jit":
-        sys.exit(0 if jit_check(a.jsonl, diag, a.unnamed, a.comm)
+        sys.exit(0 if jit_check(a.jsonl, diag, a.unnamed, a.ns_pid)
                  else 1)
     if a.cmd == "order":
         sys.exit(0 if order_check(a.jsonl, diag, a.grouped) else 1)

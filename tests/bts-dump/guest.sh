@@ -17,8 +17,8 @@
 #   threads/noinherit  bts-dump --no-inherit        -> noinherit.jsonl
 #   jit/dump        bts-dump --format=jsonl of BUILD/progs/jit, which
 #                   names its JIT code in /tmp/perf-PID.map -> dump.jsonl
-#   jit/container   the same in a container (a mount namespace, its own
-#                   /tmp)           -> container.jsonl; and as a raw file
+#   jit/container   the same in a container (pid and mount namespaces,
+#                   its own /tmp)   -> container.jsonl; and as a raw file
 #                   (container-raw), read back (container-read)
 #                                   -> container-read.jsonl
 #   env/*           the environment of env(1) run plainly and by bts-dump;
@@ -126,12 +126,12 @@ done
 dir jit || exit 125
 step jit/dump "${run_env[@]}" "$dump" --format=jsonl \
 	-o "$res/jit/dump.jsonl" -- "$build/progs/jit"
-# The same in a container: its own mount namespace, with its own /tmp,
-# which its map is in (the test kernel has no pid namespaces).  Printed
-# live, and read back from a raw file once the container is gone.  The
-# program runs from /dev/shm: the new /tmp would hide a tree under /tmp.
+# The same in a container: its own pid namespace, where it is pid 1, and
+# mount namespace, with its own /tmp, which its map is in.  Printed live,
+# and read back from a raw file once the container is gone.  The program
+# runs from /dev/shm: the new /tmp would hide a tree under /tmp.
 cp "$build/progs/jit" /dev/shm/jit || exit 125
-container=(unshare --mount --propagation private sh -c
+container=(unshare --pid --fork --mount --propagation private sh -c
 	"mount -t tmpfs tmpfs /tmp && exec /dev/shm/jit")
 step jit/container "${run_env[@]}" "$dump" --format=jsonl \
 	-o "$res/jit/container.jsonl" -- "${container[@]}"
