@@ -34,6 +34,7 @@ enum raw_chunk {
 	RAW_COMM	= 6,
 	RAW_JIT		= 7,
 };
+
 /* RAW_JIT's flags */
 #define RAW_JIT_WHOLE	1
 
