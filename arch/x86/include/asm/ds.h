@@ -63,12 +63,13 @@ enum ds_overflow_action {
  *	is off, the layer may let the hardware write memory of the
  *	consumer's own, one window at a time.  The hardware wrote @written
  *	records into the window lent last (0 on the first call of a stay),
- *	and dropped more if @overran; those never reach the stream, whose
- *	records, until the first call, come before them.  Fill @next with
- *	the next window and return true, or return false: the records go to
- *	the stream meanwhile, and the layer asks again at its next look at
- *	the CPU's consumers.  @next is NULL when the hardware leaves: a
- *	consumer joined, or this one is suspended, flushed, or gone.
+ *	and dropped more if @overran; they never reach the stream, and come
+ *	after what it held at the first call.  Fill @next with the next
+ *	window and return true, or return false: the records go to the
+ *	stream meanwhile, and the layer asks again at its next look at the
+ *	CPU's consumers (after the overflow callback, for one).  @next is
+ *	NULL when the hardware leaves: a consumer joined, or this one is
+ *	suspended, flushed, or gone.
  *	Context: on the CPU, interrupts off, branch tracing stopped; in NMI
  *	at the window's threshold PMI.  Optional.
  */
