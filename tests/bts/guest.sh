@@ -265,12 +265,15 @@ for tool in "$@"; do
 		echo 1 >/proc/sys/kernel/bts_kernel_recording
 		echo bts >$tracing/current_tracer || exit 125
 		# Room for bts-dump's branches too (60,000 with raw output),
-		# which perf, writing to the shared folder, would lose.
+		# which perf, writing to the shared folder, would lose; and
+		# the file in the guest's memory, copied after, for the same
+		# reason (a loaded host slows the folder down).
 		run_tool together "${perf_run[@]}" perf record \
 			"${branches_args[@]}" -m 4096 \
-			-o "$out/together.data" -- \
+			-o /dev/shm/together.data -- \
 			"$build/tool/bts-dump" --format=raw \
 			-o "$out/together.raw" -- "$prog"
+		mv /dev/shm/together.data "$out/together.data"
 		cat $tracing/trace >"$out/together.trace"
 		echo nop >$tracing/current_tracer
 		;;
