@@ -385,7 +385,8 @@ static struct ds_consumer *ds_hw_lender(struct ds_state *s,
 	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS], *c;
 
-	if (boot_cpu_has(X86_FEATURE_PTI) || ds_streams(dc, task, cons) != 1)
+	if (boot_cpu_has(X86_FEATURE_PTI) || !ds_lenders_exist() ||
+	    ds_streams(dc, task, cons) != 1)
 		return NULL;
 	c = cons[0];
 	if (c->cfg.task || !c->cfg.ops || !c->cfg.ops->window ||

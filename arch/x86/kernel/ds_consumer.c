@@ -54,6 +54,22 @@ bool ds_maps_wanted(void)
 }
 
 /*
+ * Consumers that lend memory of their own (ds_bts_ops::window): none, and
+ * a context switch need not look for a lender.
+ */
+static atomic_t ds_nr_lenders;
+
+bool ds_lenders_exist(void)
+{
+	return atomic_read(&ds_nr_lenders);
+}
+
+static bool ds_lends(const struct ds_bts_config *cfg)
+{
+	return cfg->ops && cfg->ops->window;
+}
+
+/*
  * The end of an exiting task's user-only streams: the stretch in the
  * kernel it never came back from (exit_group(), a fatal signal), with
  * nowhere it resumed.  Only the task's own streams get it: a CPU's sees
@@ -84,6 +100,8 @@ void ds_consumer_put(struct ds_consumer *c)
 		put_task_struct(c->cfg.task);
 	if (c->stream.maps)
 		atomic_dec(&ds_nr_maps);
+	if (ds_lends(&c->cfg))
+		atomic_dec(&ds_nr_lenders);
 	kvfree(c->stream.buf);
 	kfree(c);
 }
@@ -240,6 +258,8 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	c->stream.maps = cfg->flags & DS_BTS_MAPS;
 	if (c->stream.maps)
 		atomic_inc(&ds_nr_maps);
+	if (ds_lends(cfg))
+		atomic_inc(&ds_nr_lenders);
 	/* A hard irq_work: the callback's context is the same with RT. */
 	c->notify = IRQ_WORK_INIT_HARD(ds_notify_fn);
 	init_waitqueue_head(&c->wait);

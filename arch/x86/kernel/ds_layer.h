@@ -204,6 +204,7 @@ unsigned int ds_streams(struct ds_cpu *dc, struct task_struct *task,
 
 /* Whether a consumer takes address-space changes (DS_BTS_MAPS). */
 bool ds_maps_wanted(void);
+bool ds_lenders_exist(void);
 
 /*
  * Stage @nr records for the streams of the current task and this CPU that
