@@ -84,21 +84,41 @@ static char *read_proc(const char *path, size_t *len, size_t max)
 	return buf;
 }
 
-static u32 read_ppid(u32 pid)
+/*
+ * The numbers of the line @name (with its colon) of /proc/PID/status, in
+ * @v, at most @max of them.  Return: how many.
+ */
+static size_t read_status(u32 pid, const char *name, unsigned long *v,
+			  size_t max)
 {
-	char path[64], *text, *p;
-	unsigned long ppid = 0;
-	size_t len;
+	size_t len, n = 0, skip = strlen(name);
+	char path[64], *text, *p, *eol, *end;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	text = read_proc(path, &len, 65536);
 	if (!text)
 		return 0;
-	p = memmem(text, len, "\nPPid:", 6);
-	if (p && p + 6 < text + len)
-		ppid = strtoul(p + 6, NULL, 10);
+	p = memmem(text, len, name, skip);
+	eol = p ? memchr(p + skip, '\n', text + len - p - skip) : NULL;
+	if (eol) {
+		*eol = 0;
+		for (p += skip; n < max; p = end) {
+			v[n] = strtoul(p, &end, 10);
+			if (end == p)
+				break;
+			n++;
+		}
+	}
 	free(text);
-	return ppid <= UINT32_MAX ? ppid : 0;
+	return n;
+}
+
+static u32 read_ppid(u32 pid)
+{
+	unsigned long ppid;
+
+	return read_status(pid, "\nPPid:", &ppid, 1) && ppid <= UINT32_MAX ?
+	       ppid : 0;
 }
 
 /* Send the vDSO's image once per address it is mapped at. */
@@ -159,27 +179,15 @@ static int send_comm(struct live *lv, struct lproc *lp)
 
 /*
  * The process's pid in its own pid namespace, a container's: the last
- * of NSpid in /proc/PID/status; @pid where it says none.
+ * of NSpid in /proc/PID/status (one per level of nesting, up to 32);
+ * @pid where it says none.
  */
 static u32 read_ns_pid(u32 pid)
 {
-	char path[64], *text, *p, *eol, *end;
-	unsigned long v, ns = pid;
-	size_t len;
+	unsigned long ns[32];
+	size_t n = read_status(pid, "\nNSpid:", ns, ARRAY_SIZE(ns));
 
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	text = read_proc(path, &len, 65536);
-	if (!text)
-		return pid;
-	p = memmem(text, len, "\nNSpid:", 7);
-	eol = p ? memchr(p + 1, '\n', text + len - p - 1) : NULL;
-	if (eol) {
-		*eol = 0;
-		for (p += 7; (v = strtoul(p, &end, 10)), end != p; p = end)
-			ns = v;
-	}
-	free(text);
-	return ns <= UINT32_MAX ? ns : pid;
+	return n && ns[n - 1] <= UINT32_MAX ? ns[n - 1] : pid;
 }
 
 /*

@@ -270,20 +270,18 @@ static void bts_aux_close(struct bts_ctx *bts)
 	static const struct bts_record end_mark;
 	struct perf_output_handle *h = &bts->handle;
 	struct bts_aux_buf *buf = perf_get_aux(h);
-	unsigned long size;
+	unsigned long buf_size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
+	unsigned long size = 0;
 
 	WRITE_ONCE(bts->active, false);
 	if (buf->snapshot) {
 		/* The ring's end, and the whole ring, as on stock. */
 		h->head = buf->pos;
-		size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
+		size = buf_size;
 	} else if (bts->done) {
-		size = (unsigned long)buf->nr_pages << PAGE_SHIFT;
-		bts_aux_write(buf, (h->head + bts->done) % size, size,
+		bts_aux_write(buf, (h->head + bts->done) % buf_size, buf_size,
 			      &end_mark, sizeof(end_mark));
 		size = bts->done + sizeof(end_mark);
-	} else {
-		size = 0;
 	}
 	perf_aux_output_end(h, size);
 }
