@@ -31,6 +31,9 @@ packages=(
 	procps
 	# bts-dump's fuzzer (tools/bts-dump/fuzz): clang and its libFuzzer
 	clang libclang-rt-14-dev
+	# bts-dump's timelines opened in DevTools, headless
+	# (tools/bts-dump/tests/devtools.py)
+	chromium
 )
 
 src_list=${BTS_DEPS_SRC_LIST:-/etc/apt/sources.list.d/bts-workbench-src.sources}

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --format=chrome: Chrome's trace-event JSON (Perfetto, about:tracing,
- * speedscope), a per-thread timeline of calls: B and E events as the
- * thread's stack of names (print_tree.c) changes, instant events for its
- * system calls, exceptions, losses and markers.
+ * --format=chrome: Chrome's trace-event JSON (Perfetto, Chrome's DevTools,
+ * speedscope), a per-thread timeline of calls: a complete event for each
+ * call as the thread's stack of names (print_tree.c) changes, instant
+ * events for its system calls, exceptions, losses and markers.
  *
  * The x-axis is time where the stream has it.  The kernel stamps each
  * return to user mode (BTS_DETAIL_KERNEL_ENTRY, CLOCK_MONOTONIC), and an
@@ -49,23 +49,69 @@ struct chrome_pending {
 	char ph;
 };
 
-static void chrome_write(struct printer *pr, const struct thread *t,
-			 const struct chrome_pending *e, u64 ns)
+/*
+ * Time on the x-axis, in microseconds: in steps of 1/1024 us, not of a
+ * nanosecond, so that every value is a binary fraction a viewer's double
+ * holds exactly, and where a call ends (ts + dur) is exactly where the
+ * call around it ends or the next one begins.  With decimal nanoseconds,
+ * a sum a little past its parent's end had DevTools drop the call.
+ */
+static u64 chrome_units(u64 ns)
 {
+	/* Strictly increasing: a step is less than a nanosecond. */
+	return ns / 1000 * 1024 + ns % 1000 * 1024 / 1000;
+}
+
+/* A point or length on the x-axis in chrome_units(), or records. */
+static void chrome_ts(FILE *f, bool timed, u64 v)
+{
+	/* 1/1024 = 0.0009765625: ten decimals, trailing zeros left out. */
+	u64 frac = (v & 1023) * 9765625;
+	int digits = 10;
+
+	if (!timed || !frac) {
+		fprintf(f, "%llu", (unsigned long long)(timed ? v >> 10 : v));
+		return;
+	}
+	for (; frac % 10 == 0; frac /= 10)
+		digits--;
+	fprintf(f, "%llu.%0*llu", (unsigned long long)(v >> 10), digits,
+		(unsigned long long)frac);
+}
+
+/*
+ * Write @e, at @ns or its record's index.  A call is written once, as a
+ * complete (X) event when it ends: the B only says when it began.  Viewers
+ * need not match B/E pairs then, which Chrome's DevTools does across
+ * processes (it reported pairs of two processes' calls as mismatched).
+ * An E ends the call @out levels out from the innermost begun.
+ */
+static void chrome_write(struct printer *pr, const struct thread *t,
+			 const struct chrome_pending *e, u64 ns, size_t out)
+{
+	struct tree_thread *tt = t->out;
 	struct tree *tr = tree_of(pr);
 	bool timed = tr->axis == CHROME_AXIS_TIME;
+	u64 at = timed ? chrome_units(ns) : e->seq;
 	FILE *f = pr->out;
+	u64 begun;
 
+	if (e->ph == 'B') {
+		tt->begun[tt->nbegun++] = at;
+		return;
+	}
 	fputs(tr->events ? ",\n" : "{\"traceEvents\":[\n", f);
 	tr->events = true;
-	fprintf(f, "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":", e->ph,
-		t->pid, t->tid);
-	/* Trace-event time is in microseconds. */
-	if (timed)
-		fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000),
-			(unsigned long long)(ns % 1000));
-	else
-		fprintf(f, "%llu", (unsigned long long)e->seq);
+	fprintf(f, "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":",
+		e->ph == 'E' ? 'X' : e->ph, t->pid, t->tid);
+	if (e->ph == 'E') {
+		begun = tt->begun[tt->nbegun - 1 - out];
+		chrome_ts(f, timed, begun);
+		fputs(",\"dur\":", f);
+		chrome_ts(f, timed, at - begun);
+	} else {
+		chrome_ts(f, timed, at);
+	}
 	if (e->ph == 'M') {
 		fputs(",\"name\":\"thread_name\",\"args\":{\"name\":\"", f);
 		json_esc(f, e->name);
@@ -110,22 +156,39 @@ static void chrome_flush_n(struct printer *pr, struct thread *t, size_t n)
 {
 	struct tree_thread *tt = t->out;
 	struct tree *tr = tree_of(pr);
-	size_t i;
+	size_t i, run, m;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i += run) {
+		const struct chrome_pending *e = &tt->pending[i];
 		u64 ns = 0;
 
+		for (run = 1; e->ph == 'E' && i + run < n &&
+		     e[run].ph == 'E' && e[run].at == e->at; run++)
+			;
 		if (tr->axis == CHROME_AXIS_TIME) {
 			/*
-			 * Never back on a track: a queue written early at
-			 * a guessed rate (see chrome_event()) may meet a
-			 * slower one when the next stamp comes.
+			 * Never back on a track, a nanosecond a record at
+			 * least: a queue written early at a guessed rate
+			 * (see chrome_event()) may meet a slower one when
+			 * the next stamp comes, and an interval's stamps
+			 * may be closer than its records.  A call then
+			 * lasts: DevTools cuts a call short where a call
+			 * of no duration in it begins.
 			 */
-			ns = max(chrome_time(tr, tt, tt->pending[i].at),
-				 tt->written_ns);
+			ns = max(chrome_time(tr, tt, e->at),
+				 tt->written_ns + (e->at - tt->written_at));
 			tt->written_ns = ns;
+			tt->written_at = e->at;
 		}
-		chrome_write(pr, t, &tt->pending[i], ns);
+		/*
+		 * The calls that end at one record, outermost first: of two
+		 * calls of the same extent (a caller whose name became known
+		 * with the call) a viewer takes the first for the outer.
+		 */
+		for (m = run; m--;)
+			chrome_write(pr, t, &e[m], ns, m);
+		if (e->ph == 'E')
+			tt->nbegun -= run;
 	}
 	memmove(tt->pending, tt->pending + n,
 		(tt->npending - n) * sizeof(*tt->pending));
@@ -271,10 +334,7 @@ static void chrome_instant(struct printer *pr, struct thread *t,
 	chrome_event(pr, t, 'i', intern(tree_of(pr), name));
 }
 
-/*
- * End the calls @t has left and begin those it entered, it being at @at.
- * An E event names its call: viewers (speedscope) match them by name.
- */
+/* End the calls @t has left and begin those it entered, it being at @at. */
 static void chrome_move(struct printer *pr, struct thread *t, u64 at)
 {
 	struct tree_thread *tt;

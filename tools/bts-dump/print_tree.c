@@ -57,6 +57,7 @@ struct tree_thread *tree_thread(struct thread *t, unsigned int len)
 		tt->names = xrealloc(tt->names, tt->cap * sizeof(*tt->names));
 		tt->nodes = xrealloc(tt->nodes, tt->cap * sizeof(*tt->nodes));
 		tt->open = xrealloc(tt->open, tt->cap * sizeof(*tt->open));
+		tt->begun = xrealloc(tt->begun, tt->cap * sizeof(*tt->begun));
 	}
 	return tt;
 }
@@ -109,6 +110,7 @@ void tree_thread_free(struct printer *pr, struct thread *t)
 	free(tt->names);
 	free(tt->nodes);
 	free(tt->open);
+	free(tt->begun);
 	free(tt->pending);
 	free(tt);
 }

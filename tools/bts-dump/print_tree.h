@@ -21,6 +21,9 @@ struct tree_thread {
 	/* chrome: the calls begun and not ended, outermost first */
 	const char **open;
 	unsigned int nopen;
+	/* chrome: when those written so far began (chrome_write()) */
+	u64 *begun;
+	unsigned int nbegun;
 	/* chrome: the thread's records so far, its x-axis between times */
 	u64 nrec;
 	/* chrome: events waiting for the time of a later record */
@@ -30,6 +33,7 @@ struct tree_thread {
 	/* chrome: how many times it has, its last and last but one (record, ns) */
 	unsigned int ntimes;
 	u64 written_ns;		/* the time of its last event written */
+	u64 written_at;		/* and its record */
 	u64 prev_at, prev_ns;
 	u64 last_at, last_ns;
 };

@@ -19,12 +19,14 @@ import rawgen as rg
 from checklib import (BTS_DUMP, WORK, PROG, PROG_PIE, PROG32, SRC, results,
                       tap, nm, marked_line, write, run, run_memcheck, jsonl,
                       has_lines, diag)
+import check_devtools
 import check_files
 import check_inline
 import check_jit
 import check_order
 import check_perf
 import check_pt
+from trace_events import chrome_check, chrome_events
 
 S = nm(PROG)
 S32 = nm(PROG32)
@@ -932,50 +934,6 @@ def test_map_records():
         "jsonl --show-maps: exec, mmap, munmap objects", out + err)
 
 
-def chrome_check(doc):
-    """Problems of a trace-event document (the JSON object format): the
-    keys each phase needs, numbers where numbers go, time that never goes
-    back on a thread, and B/E pairs nested per thread.  Returns the
-    problems and, per thread, the time and the stack after each event, in
-    order."""
-    bad, stacks, open_, last = [], {}, {}, {}
-    events = doc.get("traceEvents")
-    if not isinstance(events, list):
-        return ["no traceEvents array"], stacks
-    for i, e in enumerate(events):
-        ph = e.get("ph")
-        key = (e.get("pid"), e.get("tid"))
-        # speedscope matches an E to its B by name: it needs one.
-        need = {"B": ("name", "ts"), "E": ("name", "ts"),
-                "i": ("name", "ts", "s"),
-                "M": ("name", "args")}.get(ph)
-        if need is None:
-            bad.append("event %d: phase %r" % (i, ph))
-            continue
-        if not all(isinstance(k, int) for k in key):
-            bad.append("event %d: pid/tid not numbers" % i)
-        if any(k not in e for k in need):
-            bad.append("event %d: %s lacks one of %s" % (i, ph, need))
-            continue
-        if ph == "M":
-            continue
-        if not isinstance(e["ts"], (int, float)) or e["ts"] < last.get(key, 0):
-            bad.append("event %d: ts %r goes back" % (i, e["ts"]))
-        last[key] = e["ts"]
-        st = open_.setdefault(key, [])
-        if ph == "B":
-            st.append(e["name"])
-        elif ph == "E":
-            if not st or e.get("name", st[-1]) != st[-1]:
-                bad.append("event %d: E with no B of its name open" % i)
-                continue
-            st.pop()
-        stacks.setdefault(key, []).append((e["ts"], ";".join(st)))
-    bad += ["thread %r: %d calls left open" % (k, len(v))
-            for k, v in open_.items() if v]
-    return bad, stacks
-
-
 def test_folded_chrome():
     """The call-tree pictures of a trace that jumps out of calls"""
     f = os.path.join(WORK, "jump.raw")
@@ -1009,7 +967,7 @@ def test_folded_chrome():
     names = [e for e in doc.get("traceEvents", []) if e.get("ph") == "M"]
     tap(rc == 0 and not bad and seen == landed + [""] and
         len(names) == 1 and "not time" in names[0]["args"]["name"],
-        "chrome: valid trace events; B/E pairs follow the calls, the "
+        "chrome: valid trace events; complete events follow the calls, the "
         "track says its x-axis is not time",
         "\n".join(bad) + "\n" + "\n".join(seen) + "\n" + out + err)
 
@@ -1051,15 +1009,17 @@ def test_folded_chrome():
 
     # Planted: a document whose calls are not nested is caught.
     bad, _ = chrome_check({"traceEvents": [
-        {"ph": "B", "pid": 1, "tid": 1, "ts": 1, "name": "a"},
-        {"ph": "E", "pid": 1, "tid": 1, "ts": 0, "name": "a"},
-        {"ph": "E", "pid": 1, "tid": 1, "ts": 2, "name": "a"},
-        {"ph": "B", "pid": 1, "tid": 1, "ts": 3, "name": "b"},
-        {"ph": "E", "pid": 1, "tid": 1, "ts": 4, "name": "c"},
-        {"ph": "E", "pid": 1, "tid": 1, "ts": 5}]})
-    tap(len(bad) == 5, "self-test: the trace-event check catches time "
-        "going back, an E without a B, an E of another name, an E "
-        "without a name, a call left open", "\n".join(bad))
+        {"ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "name": "a"},
+        {"ph": "X", "pid": 1, "tid": 1, "ts": 5, "dur": 10, "name": "b"},
+        {"ph": "X", "pid": 1, "tid": 1, "ts": 20, "dur": -1, "name": "c"},
+        {"ph": "X", "pid": 1, "tid": 1, "ts": 30, "name": "d"},
+        {"ph": "i", "pid": 1, "tid": 1, "ts": 3, "name": "e", "s": "t"},
+        {"ph": "i", "pid": 1, "tid": 1, "ts": 2, "name": "f", "s": "t"},
+        {"ph": "B", "pid": 1, "tid": 1, "ts": 40, "name": "g"}]})
+    tap(len(bad) == 6, "self-test: the trace-event check catches calls "
+        "that overlap (one ends inside the other and stays open), a "
+        "negative duration, a call without one, time going back, a phase "
+        "bts-dump does not write", "\n".join(bad))
 
 
 def test_chrome_time():
@@ -1096,10 +1056,9 @@ def test_chrome_time():
     bad, _ = chrome_check(doc)
     us = t0 / 1000
     ts = {}
-    for e in doc["traceEvents"]:
-        if e["ph"] != "M":
-            ts.setdefault(e["tid"], []).append((e["ph"], e["name"],
-                                                round(e["ts"] - us, 3)))
+    for (pid, tid), events in chrome_events(doc)[1].items():
+        ts[tid] = [(e["ph"], e["name"], round(e["ts"] - us, 3))
+                   for e in events]
     # 90's records 0..6 at t0 + (record - 2) * 10 us; its calls end after
     # the last, at 7.  91's at t0 + 5 us + (record - 1) * 10 us.
     want90 = [("B", "tramp", -20.0), ("B", "leaf", -20.0),
@@ -1244,7 +1203,8 @@ def test_symtab():
 
 
 for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
-          test_folded_chrome, test_chrome_time, test_pie,
+          test_folded_chrome, test_chrome_time,
+          check_devtools.test_devtools, test_pie,
           test_demangle, test_elf32, test_vdso,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_unknown_pseudo,
