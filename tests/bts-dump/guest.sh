@@ -23,6 +23,8 @@
 #                                   -> container-read.jsonl
 #   env/*           the environment of env(1) run plainly and by bts-dump;
 #                   its trace printed to /dev/full (env/full)
+#   live/*          the text of a shell that sleeps, copied while it
+#                   sleeps (while.txt), and at its end (sleep.txt)
 #   nobody/*        as the unprivileged user: trace calls; attach to
 #                   a process of one's own, and to one of root's
 #   abi/*           BUILD/abi (abi.c), the ABI rules of /dev/bts, as root
@@ -149,6 +151,31 @@ step env/dump "${run_env[@]}" "$dump" -q --format=raw -o /dev/null -- \
 # A trace that cannot be written: the printer's thread fails, and so must
 # bts-dump, saying why.
 step env/full "${run_env[@]}" "$dump" -o /dev/full -- /usr/bin/env -0
+
+# Live text keeps up with the program: the shell's branches before it
+# sleeps are in the output while it sleeps (bts-dump lets out each second
+# what was stamped a second before), not only once it ends.  A copy of
+# the output is taken as soon as it has a line, if the program is still
+# running then (live/while.txt), and how long that took.  One short field
+# a line (-F ip): the whole trace stays under stdio's buffer, which would
+# otherwise let some out as it fills.
+dir live || exit 125
+"${run_env[@]}" "$dump" -F ip -o "$res/live/sleep.txt" -- /bin/sh -c \
+	': >"$0"; exec sleep 10' "$res/live/sleeping" \
+	>"$res/live/sleep.out" 2>"$res/live/sleep.err" &
+live=$!
+for ((i = 0; i < 200; i++)); do
+	if [ -e "$res/live/sleeping" ] && [ -s "$res/live/sleep.txt" ]; then
+		kill -0 "$live" 2>/dev/null &&
+			cp "$res/live/sleep.txt" "$res/live/while.txt"
+		break
+	fi
+	[ -e "$res/live/sleeping" ] || i=0
+	sleep 0.1
+done
+echo "$((i / 10)).$((i % 10))" >"$res/live/waited"
+wait "$live"
+echo $? >"$res/live/sleep.rc"
 
 # Unprivileged: trace one's own program; attach to one's own process and
 # to one of root's.

@@ -50,10 +50,23 @@ struct sink {
 	 */
 	int (*jit)(struct sink *s, u32 pid, u32 ns_pid, bool whole,
 		   const char *text, size_t len);
+	/*
+	 * The records of every run the kernel stamped before @before_ns
+	 * (CLOCK_MONOTONIC) have been given: let them out now, rather than
+	 * when a window fills or the trace ends.
+	 */
+	int (*settle)(struct sink *s, u64 before_ns);
 };
 
 /* The longest process name kept: the kernel's are 15 bytes. */
 #define COMM_MAX	64
+
+/*
+ * Live tracing lets out, each second, the runs the kernel stamped this
+ * long before: those of every thread have been read by then (a thread's
+ * records reach the reader at its next context switch or full buffer).
+ */
+#define LIVE_SETTLE_SECONDS	1
 
 /* calls.c: a sink's calls as data, for the stages that make them later */
 enum sink_call_kind {
@@ -64,6 +77,7 @@ enum sink_call_kind {
 	CALL_EVENT_FORMAT,
 	CALL_COMM,
 	CALL_JIT,
+	CALL_SETTLE,
 };
 
 struct sink_call {
@@ -72,7 +86,7 @@ struct sink_call {
 	u32 id;			/* stream, pid or event id */
 	u32 arg;		/* ppid, generation, or JIT map's ns pid */
 	bool whole;		/* the whole JIT map */
-	u64 addr;
+	u64 addr;		/* or, settling, the time */
 	int status;
 	size_t len;		/* of @data, in bytes */
 	unsigned char data[];

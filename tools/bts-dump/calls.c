@@ -23,7 +23,8 @@ static struct sink_call *call_new(enum sink_call_kind kind, u32 id, u32 arg,
 	c->addr = addr;
 	c->status = status;
 	c->len = len;
-	memcpy(c->data, data, len);
+	if (len)
+		memcpy(c->data, data, len);
 	return c;
 }
 
@@ -80,6 +81,11 @@ static int cs_jit(struct sink *s, u32 pid, u32 ns_pid, bool whole,
 	return cs->take(cs, c);
 }
 
+static int cs_settle(struct sink *s, u64 before_ns)
+{
+	return take(s, CALL_SETTLE, 0, 0, before_ns, 0, NULL, 0);
+}
+
 /**
  * call_sink_init() - make @cs a sink that hands each call to @take
  * @cs: the sink
@@ -97,6 +103,7 @@ void call_sink_init(struct call_sink *cs,
 		.event_format	= cs_event_format,
 		.comm		= cs_comm,
 		.jit		= cs_jit,
+		.settle		= cs_settle,
 	};
 	cs->take = take;
 }
@@ -129,6 +136,8 @@ int sink_call_make(struct sink *s, const struct sink_call *c)
 	case CALL_JIT:
 		return s->jit(s, c->id, c->arg, c->whole, (const char *)c->data,
 			      c->len);
+	case CALL_SETTLE:
+		return s->settle(s, c->addr);
 	}
 	return -1;
 }

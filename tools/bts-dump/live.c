@@ -670,12 +670,18 @@ static int on_signals(struct live *lv)
 	return 0;
 }
 
-static u64 now_ms(void)
+/* CLOCK_MONOTONIC, the kernel's clock for its stamps of returns. */
+static u64 now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static u64 now_ms(void)
+{
+	return now_ns() / 1000000;
 }
 
 static int periodic(struct live *lv)
@@ -689,7 +695,9 @@ static int periodic(struct live *lv)
 			return -1;
 	if (lv->o->progress)
 		progress(lv, false);
-	return 0;
+	/* What was traced up to a little while ago is printed now. */
+	return lv->out->settle(lv->out, now_ns() -
+			       LIVE_SETTLE_SECONDS * 1000000000ULL);
 }
 
 /* Read every file until each is at its end. */

@@ -327,10 +327,13 @@ static bool threads_mixed(const struct order_sink *o)
 	return false;
 }
 
-/* Pass on the earlier half of what is held, or all of it. */
-static void pass_on(struct order_sink *o, bool all)
+/*
+ * Pass on, in time order, the runs stamped up to @until, until @target
+ * records are passed (the last run passed whole).
+ */
+static void pass_on(struct order_sink *o, size_t target, u64 until)
 {
-	size_t i, k, done = 0, target = all ? o->nrecs : o->nrecs / 2;
+	size_t i, k, done = 0;
 	struct bts_record *recs;
 	u64 before = o->passed_time;
 	bool earlier = o->passed_any;
@@ -353,9 +356,11 @@ static void pass_on(struct order_sink *o, bool all)
 		}
 	}
 	qsort(o->pieces, o->npieces, sizeof(*o->pieces), by_time);
-	for (k = 0; k < o->npieces && (all || done < target); k++) {
+	for (k = 0; k < o->npieces && done < target; k++) {
 		struct piece *p = &o->pieces[k];
 
+		if (p->time > until)
+			break;
 		if (earlier && p->time < before)
 			o->late += p->n;
 		pass_piece(o, p);
@@ -399,7 +404,7 @@ static void pass_on_if_full(struct order_sink *o)
 {
 	if (o->nrecs + o->held_bytes / sizeof(struct bts_record) >=
 	    ORDER_WINDOW)
-		pass_on(o, false);
+		pass_on(o, o->nrecs / 2, UINT64_MAX);
 }
 
 /* Records are copied once, into the window, not held as a call. */
@@ -414,6 +419,18 @@ static int order_records(struct sink *s, u32 stream,
 		add_records(o, stream, r, n);
 		pass_on_if_full(o);
 	}
+	return o->error;
+}
+
+/* The order stage's window settles first: the runs stamped before it go. */
+static int order_settle(struct sink *s, u64 before_ns)
+{
+	struct order_sink *o = (struct order_sink *)s;
+
+	if (!o->error && before_ns)
+		pass_on(o, SIZE_MAX, before_ns - 1);
+	if (!o->error)
+		o->error = o->next->settle(o->next, before_ns);
 	return o->error;
 }
 
@@ -467,6 +484,7 @@ struct order_sink *order_sink_new(struct sink *next,
 
 	call_sink_init(&o->in, order_take);
 	o->in.sink.records = order_records;
+	o->in.sink.settle = order_settle;
 	o->next = next;
 	o->unordered = unordered;
 	o->arrived = arrived;
@@ -498,11 +516,12 @@ int order_sink_finish(struct order_sink *o)
 	int error;
 	size_t b;
 
-	pass_on(o, true);
+	pass_on(o, SIZE_MAX, UINT64_MAX);
 	error = o->error;
 	if (o->late && !error)
-		warnx("%llu records came more than %lu records late to be put in time order: they follow later ones of other threads",
-		      (unsigned long long)o->late, ORDER_WINDOW);
+		warnx("%llu records came too late to be put in time order (more than %lu records, or live, more than %u s): they follow later ones of other threads",
+		      (unsigned long long)o->late, ORDER_WINDOW,
+		      LIVE_SETTLE_SECONDS);
 	hash_for_each_safe(o->threads, b, tmp, t, node)
 		free(t);
 	hash_for_each_safe(o->held, b, tmp, q, node)

@@ -968,6 +968,20 @@ static int p_jit(struct sink *s, u32 pid, u32 ns_pid, bool whole,
 	return 0;
 }
 
+/*
+ * What the printer was given is out (the order stage, before it, let out
+ * what settled): a person watching a live trace sees it.  An error stays
+ * on the stream for printer_finish() to report.
+ */
+static int p_settle(struct sink *s, u64 before_ns)
+{
+	struct printer *pr = (struct printer *)s;
+
+	(void)before_ns;
+	fflush(pr->out);
+	return 0;
+}
+
 static int p_exit(struct sink *s, u32 pid, int status, const char *cmd,
 		  size_t len)
 {
@@ -1038,6 +1052,7 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	pr->sink.event_format = p_event_format;
 	pr->sink.comm = p_comm;
 	pr->sink.jit = p_jit;
+	pr->sink.settle = p_settle;
 	pr->out = out;
 	pr->opts = *opts;
 	if (opts->calls)

@@ -176,6 +176,19 @@ static int w_exit(struct sink *s, u32 pid, int status, const char *cmd,
 	return w_chunk(w, RAW_EXIT, head, sizeof(head), cmd, len);
 }
 
+/* A raw file read while it is written has what was traced so far. */
+static int w_settle(struct sink *s, u64 before_ns)
+{
+	struct raw_writer *w = (struct raw_writer *)s;
+
+	(void)before_ns;
+	if (fflush(w->f)) {
+		warn("%s", w->name);
+		return -1;
+	}
+	return 0;
+}
+
 int raw_writer_init(struct raw_writer *w, FILE *f, const char *name)
 {
 	unsigned char hdr[RAW_HEADER_SIZE];
@@ -187,6 +200,7 @@ int raw_writer_init(struct raw_writer *w, FILE *f, const char *name)
 	w->sink.event_format = w_event_format;
 	w->sink.comm = w_comm;
 	w->sink.jit = w_jit;
+	w->sink.settle = w_settle;
 	w->f = f;
 	w->name = name;
 	memcpy(hdr, RAW_MAGIC, 8);
