@@ -87,7 +87,7 @@ class Browser:
             ["chromium", "--headless", "--no-sandbox",
              "--remote-debugging-pipe", "--user-data-dir=" + profile,
              "--enable-unsafe-swiftshader", "--window-size=1400,800",
-             "--no-first-run", "about:blank"],
+             "--no-first-run", "--disable-dev-shm-usage", "about:blank"],
             preexec_fn=child_fds, close_fds=False, stdin=subprocess.DEVNULL,
             stdout=self.log, stderr=self.log)
         os.close(to_child)
