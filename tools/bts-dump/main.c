@@ -29,6 +29,8 @@
  * streams hold the program back.
  */
 #define PRINT_QUEUE_BYTES	(64U << 20)
+/* The output's stdio buffer: a write() a megabyte. */
+static char out_buffer[1 << 20];
 
 static void print_usage(FILE *f)
 {
@@ -569,7 +571,8 @@ int main(int argc, char **argv)
 		    o.print.format == FORMAT_PT) && isatty(STDOUT_FILENO)) {
 		errx(2, "not writing a binary file to a terminal; use -o FILE");
 	}
-	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	/* glibc takes a size only with a buffer: else st_blksize, 4 KB. */
+	setvbuf(out, out_buffer, _IOFBF, sizeof(out_buffer));
 	if (o.input) {
 		ret = print_file(&o, out);
 		if (out != stdout && fclose(out))
