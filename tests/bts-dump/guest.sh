@@ -23,6 +23,8 @@
 #                                   -> container-read.jsonl
 #   env/*           the environment of env(1) run plainly and by bts-dump;
 #                   its trace printed to /dev/full (env/full)
+#   unlinked/WHO    bts-dump -p, as root and as nobody, of a process whose
+#                   program was deleted after it started (WHO.jsonl)
 #   live/*          the text of a shell that sleeps, copied while it
 #                   sleeps (while.txt), and at its end (sleep.txt)
 #   nobody/*        as the unprivileged user: trace calls; attach to
@@ -221,6 +223,39 @@ kill "$root"
 wait "$own" "$root"
 dir maps || exit 125
 step maps/nobody "${as_nobody[@]}" timeout 120 "$build/maps"
+
+# A process whose program file is deleted after it started, traced with
+# -p: as root, bts-dump carries a copy of the file as mapped
+# (/proc/PID/map_files) and names its code; as nobody, it says why it
+# cannot.  Each waits for a byte on a FIFO until bts-dump traces it.
+dir unlinked || exit 125
+for who in root nobody; do
+	fifo=/tmp/bts-dump-unlinked-fifo
+	prog=/tmp/bts-dump-unlinked-$who
+	wrap=()
+	[ "$who" = nobody ] && wrap=("${as_nobody[@]}")
+	rm -f "$fifo" "$prog"
+	mkfifo -m 0666 "$fifo" && install -m 0755 "$progs/unlinked" "$prog" ||
+		exit 125
+	"${wrap[@]}" "$prog" "$fifo" &
+	pid=$!
+	for _ in $(seq 600); do
+		[ "$(readlink "/proc/$pid/exe")" = "$prog" ] && break
+		sleep 0.1
+	done
+	rm -f "$prog"
+	step "unlinked/$who" "${wrap[@]}" timeout 300 "$dump" -p "$pid" \
+		--progress --format=jsonl -o "$res/unlinked/$who.jsonl" &
+	traced=$!
+	for _ in $(seq 3000); do
+		grep -q ' 1 threads (1 running)' "$res/unlinked/$who.err" \
+			2>/dev/null && break
+		sleep 0.1
+	done
+	timeout 60 sh -c 'echo x >"$1"' sh "$fifo"
+	wait "$traced" "$pid"
+	rm -f "$fifo"
+done
 
 # Lossless: ten million branches, every one kept, counted here (the raw
 # file is 240 MB: the VM's memory, not the shared folder, holds it).

@@ -24,6 +24,14 @@
 #define BTS_DUMP_VERSION "1"
 
 /* Where chunks go; each returns 0, or -1 after reporting an error. */
+/* Which file a mapping maps: where, and the file's inode. */
+struct file_id {
+	u64 start;
+	u64 inode;
+	u32 dev_major;
+	u32 dev_minor;
+};
+
 struct sink {
 	/* Records as read() returned them from one /dev/bts file. */
 	int (*records)(struct sink *s, u32 stream,
@@ -34,6 +42,12 @@ struct sink {
 	/* Memory of process @pid at @addr: the vDSO image. */
 	int (*memory)(struct sink *s, u32 pid, u64 addr,
 		      const void *data, size_t len);
+	/*
+	 * The whole file process @pid's mapping @id maps, as it was mapped:
+	 * its path names another file now, or none.
+	 */
+	int (*file)(struct sink *s, u32 pid, const struct file_id *id,
+		    const void *data, size_t len);
 	/* How the traced command @cmd ended, as waitpid() reports it. */
 	int (*exit)(struct sink *s, u32 pid, int status,
 		    const char *cmd, size_t len);
@@ -73,6 +87,7 @@ enum sink_call_kind {
 	CALL_RECORDS,
 	CALL_MAPS,
 	CALL_MEMORY,
+	CALL_FILE,
 	CALL_EXIT,
 	CALL_EVENT_FORMAT,
 	CALL_COMM,
@@ -87,6 +102,7 @@ struct sink_call {
 	u32 arg;		/* ppid, generation, or JIT map's ns pid */
 	bool whole;		/* the whole JIT map */
 	u64 addr;		/* or, settling, the time */
+	struct file_id file;
 	int status;
 	size_t len;		/* of @data, in bytes */
 	unsigned char data[];
@@ -271,6 +287,8 @@ void syms_free(struct syms *st);
 struct proc *proc_get(struct syms *st, u32 pid);
 void proc_add_maps(struct syms *st, struct proc *p, u32 ppid,
 		   const char *text, size_t len);
+void proc_add_file(struct syms *st, struct proc *p, const struct file_id *id,
+		   const void *data, size_t len);
 void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
 		     const void *data, size_t len);
 void proc_exec(struct syms *st, struct proc *p);

@@ -54,6 +54,16 @@ static int cs_memory(struct sink *s, u32 pid, u64 addr, const void *data,
 	return take(s, CALL_MEMORY, pid, 0, addr, 0, data, len);
 }
 
+static int cs_file(struct sink *s, u32 pid, const struct file_id *id,
+		   const void *data, size_t len)
+{
+	struct call_sink *cs = (struct call_sink *)s;
+	struct sink_call *c = call_new(CALL_FILE, pid, 0, 0, 0, data, len);
+
+	c->file = *id;
+	return cs->take(cs, c);
+}
+
 static int cs_exit(struct sink *s, u32 pid, int status, const char *cmd,
 		   size_t len)
 {
@@ -99,6 +109,7 @@ void call_sink_init(struct call_sink *cs,
 		.records	= cs_records,
 		.maps		= cs_maps,
 		.memory		= cs_memory,
+		.file		= cs_file,
 		.exit		= cs_exit,
 		.event_format	= cs_event_format,
 		.comm		= cs_comm,
@@ -125,6 +136,8 @@ int sink_call_make(struct sink *s, const struct sink_call *c)
 		return s->maps(s, c->id, c->arg, (const char *)c->data, c->len);
 	case CALL_MEMORY:
 		return s->memory(s, c->id, c->addr, c->data, c->len);
+	case CALL_FILE:
+		return s->file(s, c->id, &c->file, c->data, c->len);
 	case CALL_EXIT:
 		return s->exit(s, c->id, c->status, (const char *)c->data,
 			       c->len);

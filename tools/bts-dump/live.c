@@ -9,6 +9,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +29,8 @@
 #define MAX_MAPS	(60U << 20)
 /* The most of a vDSO kept. */
 #define MAX_VDSO	(1024U * 1024)
+/* The largest mapped file a trace carries a copy of: a raw chunk's. */
+#define MAX_FILE_COPY	((64U << 20) - 32)
 /* What one chunk of a JIT map may hold: a raw chunk's payload is 64 MB. */
 #define MAX_JIT		(60U << 20)
 
@@ -151,6 +155,113 @@ static int send_vdso(struct live *lv, struct lproc *lp,
 		return -1;
 	}
 	free(data);
+	return 0;
+}
+
+/*
+ * Whether the file @m maps is gone from its path: deleted (the kernel
+ * says so), or another file there now.  The path is the process's, in
+ * its own mount namespace.
+ */
+static bool file_moved(const struct lproc *lp, const struct mapping *m)
+{
+	static const char deleted[] = " (deleted)";
+	size_t n = strlen(m->path), k = sizeof(deleted) - 1;
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	if (n > k && !strcmp(m->path + n - k, deleted))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%u/root%s", lp->pid, m->path);
+	if (stat(path, &st))
+		return errno == ENOENT;
+	return st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
+	       minor(st.st_dev) != m->dev_minor;
+}
+
+/* The whole of @fd, up to @max bytes; NULL if it is longer or unreadable. */
+static void *read_whole(int fd, size_t max, size_t *len)
+{
+	struct stat st;
+	size_t n = 0;
+	ssize_t r;
+	void *data;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (u64)st.st_size > max)
+		return NULL;
+	data = xmalloc(st.st_size ? st.st_size : 1);
+	while (n < (size_t)st.st_size) {
+		r = pread(fd, (char *)data + n, st.st_size - n, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(data);
+			return NULL;
+		}
+		n += r;
+	}
+	*len = n;
+	return data;
+}
+
+/*
+ * Send a copy of each code file of the snapshot that its path no longer
+ * names (a library deleted by an upgrade, a program rebuilt), read
+ * through /proc/PID/map_files, which has the file as it was mapped: the
+ * printer names the mapping's code from it.  Opening those needs
+ * CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE).  Once per mapping.
+ */
+static int send_moved_files(struct live *lv, struct lproc *lp,
+			    const struct mapset *snap)
+{
+	char path[96];
+	size_t i, k, len;
+	void *data;
+	int fd, ret;
+
+	for (i = 0; i < snap->n; i++) {
+		const struct mapping *m = &snap->v[i];
+		struct file_id id = {
+			.start = m->start, .inode = m->inode,
+			.dev_major = m->dev_major, .dev_minor = m->dev_minor,
+		};
+
+		if (!strchr(m->perms, 'x') || m->path[0] != '/' || !m->inode)
+			continue;
+		for (k = 0; k < lp->nfiles; k++)
+			if (!memcmp(&lp->files[k], &id, sizeof(id)))
+				break;
+		if (k < lp->nfiles || !file_moved(lp, m))
+			continue;
+		lp->files = xrealloc(lp->files,
+				     (lp->nfiles + 1) * sizeof(*lp->files));
+		lp->files[lp->nfiles++] = id;
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx",
+			 lp->pid, (unsigned long long)m->start,
+			 (unsigned long long)m->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if ((errno == EPERM || errno == EACCES) &&
+			    !lv->said_map_files && !lv->o->quiet) {
+				warnx("%s: deleted or replaced since process %u mapped it, and only root can read it from %s: its addresses will not be symbolized",
+				      m->path, lp->pid, path);
+				lv->said_map_files = true;
+			}
+			continue;
+		}
+		data = read_whole(fd, MAX_FILE_COPY, &len);
+		close(fd);
+		if (!data) {
+			if (!lv->o->quiet)
+				warnx("%s: no copy of it in the trace (unreadable, or over %u MB): its addresses will not be symbolized",
+				      m->path, MAX_FILE_COPY >> 20);
+			continue;
+		}
+		ret = lv->out->file(lv->out, lp->pid, &id, data, len);
+		free(data);
+		if (ret)
+			return -1;
+	}
 	return 0;
 }
 
@@ -283,6 +394,8 @@ int snapshot(struct live *lv, struct lproc *lp)
 	lp->len = len;
 	mapset_parse(text, len, &snap);
 	ret = send_vdso(lv, lp, &snap);
+	if (!ret)
+		ret = send_moved_files(lv, lp, &snap);
 	mapset_merge(&lp->maps, &snap);
 	return ret;
 }

@@ -58,6 +58,9 @@ struct lproc {
 	ino_t jit_ino;
 	dev_t jit_dev;
 	unsigned long jit_checked;
+	/* the mapped files whose copies were sent, or tried */
+	struct file_id *files;
+	size_t nfiles;
 	struct hlist_node node;		/* in live::procs, by pid */
 };
 
@@ -77,6 +80,7 @@ struct live {
 	bool detached;
 	bool abandon;
 	bool progress_shown;
+	bool said_map_files;	/* a copy of a mapped file was refused */
 	/* the event formats sent, by id and generation */
 	struct { u32 id, gen; } *formats;
 	size_t nformats;

@@ -445,6 +445,15 @@ static int order_take(struct call_sink *cs, struct sink_call *c)
 		free(c);
 		return o->error;
 	}
+	/*
+	 * A mapped file's copy says what a mapping was, not what happened
+	 * when: records held from before it came may need it.
+	 */
+	if (c->kind == CALL_FILE) {
+		o->error = sink_call_make(o->next, c);
+		free(c);
+		return o->error;
+	}
 	h = xmalloc(sizeof(*h));
 	h->next = NULL;
 	h->seq = o->seq++;

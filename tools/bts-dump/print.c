@@ -942,6 +942,15 @@ static int p_memory(struct sink *s, u32 pid, u64 addr,
 	return 0;
 }
 
+static int p_file(struct sink *s, u32 pid, const struct file_id *id,
+		  const void *data, size_t len)
+{
+	struct printer *pr = (struct printer *)s;
+
+	proc_add_file(pr->syms, proc_get(pr->syms, pid), id, data, len);
+	return 0;
+}
+
 static int p_event_format(struct sink *s, u32 id, u32 gen, const char *text,
 			  size_t len)
 {
@@ -1048,6 +1057,7 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	pr->sink.records = p_records;
 	pr->sink.maps = p_maps;
 	pr->sink.memory = p_memory;
+	pr->sink.file = p_file;
 	pr->sink.exit = p_exit;
 	pr->sink.event_format = p_event_format;
 	pr->sink.comm = p_comm;

@@ -33,6 +33,7 @@ enum raw_chunk {
 	RAW_EVENT_FORMAT = 5,
 	RAW_COMM	= 6,
 	RAW_JIT		= 7,
+	RAW_FILE	= 8,
 };
 
 /* RAW_JIT's flags */
@@ -132,6 +133,21 @@ static int w_memory(struct sink *s, u32 pid, u64 addr,
 	return w_chunk(w, RAW_MEMORY, head, sizeof(head), data, len);
 }
 
+static int w_file(struct sink *s, u32 pid, const struct file_id *id,
+		  const void *data, size_t len)
+{
+	struct raw_writer *w = (struct raw_writer *)s;
+	unsigned char head[32];
+
+	put32(head, pid);
+	put32(head + 4, 0);
+	put64(head + 8, id->start);
+	put64(head + 16, id->inode);
+	put32(head + 24, id->dev_major);
+	put32(head + 28, id->dev_minor);
+	return w_chunk(w, RAW_FILE, head, sizeof(head), data, len);
+}
+
 static int w_event_format(struct sink *s, u32 id, u32 gen, const char *text,
 			  size_t len)
 {
@@ -196,6 +212,7 @@ int raw_writer_init(struct raw_writer *w, FILE *f, const char *name)
 	w->sink.records = w_records;
 	w->sink.maps = w_maps;
 	w->sink.memory = w_memory;
+	w->sink.file = w_file;
 	w->sink.exit = w_exit;
 	w->sink.event_format = w_event_format;
 	w->sink.comm = w_comm;
@@ -295,6 +312,19 @@ static int dispatch(struct sink *s, const char *name, u64 off,
 		return s->jit(s, get32(p), get32(p + 8),
 			      get32(p + 4) & RAW_JIT_WHOLE, (char *)p + 12,
 			      len - 12);
+	case RAW_FILE: {
+		struct file_id id;
+
+		if (len < 32)
+			return bad(name, off, "bad mapped file chunk size");
+		if (get32(p + 4))
+			return bad(name, off, "reserved field not zero");
+		id = (struct file_id) {
+			.start = get64(p + 8), .inode = get64(p + 16),
+			.dev_major = get32(p + 24), .dev_minor = get32(p + 28),
+		};
+		return s->file(s, get32(p), &id, p + 32, len - 32);
+	}
 	default:
 		/* A later version's chunk: what it says is not needed. */
 		return 0;

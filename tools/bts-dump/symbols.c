@@ -109,8 +109,15 @@ struct module {
 	size_t memo_used;
 };
 
+/*
+ * A memory image at @addr, or (@whole) a copy of the whole file the
+ * mapping at @addr maps, the file @inode on @dev.
+ */
 struct image {
 	u64 addr;
+	bool whole;
+	u64 inode;
+	dev_t dev;
 	struct elf_file *file;
 	struct image *next;
 };
@@ -556,15 +563,14 @@ static struct elf_file *image_file(struct syms *st, const void *data,
 	return f;
 }
 
-void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
-		     const void *data, size_t len)
+static struct image *image_add(struct syms *st, struct proc *p, u64 addr,
+			       const void *data, size_t len)
 {
 	struct image *i = xcalloc(1, sizeof(*i));
-	struct elf_file *f = image_file(st, data, len);
 	size_t k;
 
 	i->addr = addr;
-	i->file = f;
+	i->file = image_file(st, data, len);
 	i->next = p->images;
 	p->images = i;
 	/* A mapping looked at before its image came is looked at again. */
@@ -572,6 +578,42 @@ void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
 		if (p->maps.v[k].start == addr)
 			p->maps.v[k].resolved = false;
 	p->gen++;
+	return i;
+}
+
+void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
+		     const void *data, size_t len)
+{
+	image_add(st, p, addr, data, len);
+}
+
+/*
+ * A copy of the file a mapping maps, which the trace carries because the
+ * file's path named another file, or none, when the tracer looked: the
+ * mapping's names come from it.
+ */
+void proc_add_file(struct syms *st, struct proc *p, const struct file_id *id,
+		   const void *data, size_t len)
+{
+	struct image *i = image_add(st, p, id->start, data, len);
+
+	i->whole = true;
+	i->inode = id->inode;
+	i->dev = makedev(id->dev_major, id->dev_minor);
+}
+
+/* The copy of the file @map maps, if the trace carries one. */
+static struct elf_file *carried_file(const struct proc *p,
+				     const struct mapping *map)
+{
+	const struct image *i;
+
+	for (i = p->images; i; i = i->next)
+		if (i->whole && i->addr == map->start &&
+		    i->inode == map->inode &&
+		    i->dev == makedev(map->dev_major, map->dev_minor))
+			return i->file;
+	return NULL;
 }
 
 /*
@@ -800,12 +842,46 @@ void syms_prefetch(struct syms *st, const struct mapping *m)
 		mapped_file(st, m);
 }
 
+/* The memory image a mapping of no file maps (the vDSO's), if carried. */
+static struct elf_file *memory_image(const struct proc *p,
+				     const struct mapping *map)
+{
+	const struct image *i;
+
+	for (i = p->images; i; i = i->next)
+		if (!i->whole && i->addr == map->start)
+			return i->file;
+	return NULL;
+}
+
+/* The file a mapping's path names now, if it is the one mapped. */
+static struct elf_file *path_file(struct syms *st, struct mapping *map)
+{
+	struct elf_file *f = mapped_file(st, map);
+	const char *differs = f->usable ? file_differs(f, map) : NULL;
+
+	if (differs) {
+		/* Its names would be another program's: none. */
+		if (!f->said)
+			warnx("%s: not the file the trace mapped (its %s differs: rebuilt or replaced since): its addresses are not symbolized",
+			      map->path, differs);
+		f->said = true;
+		return NULL;
+	}
+	if (f->error) {
+		if (!f->said)
+			warnx("%s: %s: its addresses are not symbolized",
+			      map->path, strerror(f->error));
+		f->said = true;
+		return NULL;
+	}
+	return f;
+}
+
 static struct module *resolve(struct syms *st, struct proc *p,
 			      struct mapping *map)
 {
-	const char *differs;
-	struct elf_file *f = NULL;
-	struct image *i;
+	struct elf_file *f;
 	u64 bias;
 
 	if (map->resolved)
@@ -813,32 +889,10 @@ static struct module *resolve(struct syms *st, struct proc *p,
 	map->resolved = true;
 	if (!strchr(map->perms, 'x'))
 		return NULL;
-	if (!mapping_in_no_file(map)) {
-		f = mapped_file(st, map);
-		differs = f->usable ? file_differs(f, map) : NULL;
-		if (differs) {
-			/* Its names would be another program's: none. */
-			if (!f->said)
-				warnx("%s: not the file the trace mapped (its %s differs: rebuilt or replaced since): its addresses are not symbolized",
-				      map->path, differs);
-			f->said = true;
-			return NULL;
-		}
-		if (f->error) {
-			if (!f->said)
-				warnx("%s: %s: its addresses are not symbolized",
-				      map->path, strerror(f->error));
-			f->said = true;
-			return NULL;
-		}
-	} else {
-		for (i = p->images; i; i = i->next) {
-			if (i->addr == map->start) {
-				f = i->file;
-				break;
-			}
-		}
-	}
+	if (mapping_in_no_file(map))
+		f = memory_image(p, map);
+	else
+		f = carried_file(p, map) ?: path_file(st, map);
 	if (!f || !f->usable || !load_bias(f, map, &bias))
 		return NULL;
 	map->bias = bias;

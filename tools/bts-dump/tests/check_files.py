@@ -97,6 +97,38 @@ def test_files():
         "files: a file deleted since: no names, and bts-dump says why once, "
         "naming the file and the error", out + err)
 
+    # Deleted or replaced, and the trace carries a copy of the file as
+    # it was mapped (bts-dump read it from /proc/PID/map_files): named
+    # from the copy, whatever the path holds; a copy of another inode's
+    # is not used.
+    shutil.copy(PROG, copy)
+    start = [int(line.split("-")[0], 16)
+             for line in rg.maps_lines(copy).splitlines()
+             if line.split()[1] == "r-xp"][0]
+    lines = rg.maps_lines(copy).replace(copy, gone)
+
+    def carried(pid, path):
+        return write("files-carried-%d.raw" % pid, rg.header() +
+                     rg.maps_chunk(pid, lines) +
+                     rg.file_chunk(pid, start, path) +
+                     rg.records_chunk([rg.thread(pid, pid, rg.THREAD_NEW),
+                                       rg.branch(S["tramp"][0],
+                                                 S["leaf"][0])]))
+    f = carried(109, copy)
+    other = os.path.join(WORK, "other")
+    shutil.copy(PROG, other)
+    f2 = carried(110, other)
+    os.unlink(copy)
+    rc, out, err = run(f, "--format=jsonl")
+    rc2, out2, err2 = run(f2, "--format=jsonl")
+    tap(rc == 0 and branches(out) == [("tramp", "leaf", "replaced (deleted)")]
+        and not err and rc2 == 0 and
+        branches(out2) == [(None, None, "replaced (deleted)")],
+        "files: deleted since, with a copy of the mapped file in the trace: "
+        "named from the copy; a copy of another inode (the same bytes) is "
+        "not used",
+        out + err + out2 + err2)
+
     # Rebuilt within one trace: each mapping named from its version, the
     # first read while it was there: as records come (folded), and when
     # they arrive though they print at the end (jsonl, held in time order).

@@ -12,6 +12,7 @@ import subprocess
 
 MAGIC = b"BTSDUMP\n"
 RECORDS, MAPS, MEMORY, EXIT, EVENT_FORMAT, COMM, JIT = 1, 2, 3, 4, 5, 6, 7
+FILE = 8
 
 # include/uapi/linux/bts.h
 PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
@@ -188,6 +189,18 @@ def comm_chunk(pid, name):
 def jit_chunk(pid, ns_pid, text, whole=True):
     return chunk(JIT, struct.pack("<III", pid, 1 if whole else 0, ns_pid) +
                  text.encode())
+
+
+def file_chunk(pid, start, path, data=None):
+    """A copy of the file @path (or @data in its name) that process
+    @pid's mapping at @start maps."""
+    st = os.stat(path)
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read()
+    return chunk(FILE, struct.pack("<IIQQII", pid, 0, start, st.st_ino,
+                                   os.major(st.st_dev), os.minor(st.st_dev))
+                 + data)
 
 
 def elf_loads(data):
