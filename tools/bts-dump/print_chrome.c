@@ -147,8 +147,11 @@ static u64 chrome_time(const struct tree *tr, const struct tree_thread *tt,
 		base_at = tt->last_at;
 		base_ns = tt->last_ns;
 	}
-	ns = (double)base_ns + ((double)at - (double)base_at) * rate;
-	return ns > 0 ? (u64)(ns + 0.5) : 0;
+	ns = (double)base_ns + ((double)at - (double)base_at) * rate + 0.5;
+	if (ns <= 0)
+		return 0;
+	/* Stamps of a malformed trace can take it past any u64. */
+	return ns < 0x1p64 ? (u64)ns : UINT64_MAX;
 }
 
 /* Write @t's first @n waiting events. */
