@@ -24,7 +24,8 @@
 #   env/*           the environment of env(1) run plainly and by bts-dump;
 #                   its trace printed to /dev/full (env/full)
 #   unlinked/WHO    bts-dump -p, as root and as nobody, of a process whose
-#                   program was deleted after it started (WHO.jsonl)
+#                   program was deleted after it started (WHO.jsonl), and
+#                   (self) of one that deletes its own program
 #   live/*          the text of a shell that sleeps, copied while it
 #                   sleeps (while.txt), and at its end (sleep.txt)
 #   nobody/*        as the unprivileged user: trace calls; attach to
@@ -256,6 +257,11 @@ for who in root nobody; do
 	wait "$traced" "$pid"
 	rm -f "$fifo"
 done
+# Traced from its start, deleting its own file first: bts-dump sees the
+# file gone at the latest when the program exits.
+install -m 0755 "$progs/unlinked" /tmp/bts-dump-unlinked-self || exit 125
+step unlinked/self "$dump" --format=jsonl -o "$res/unlinked/self.jsonl" \
+	-- /tmp/bts-dump-unlinked-self -
 
 # Lossless: ten million branches, every one kept, counted here (the raw
 # file is 240 MB: the VM's memory, not the shared folder, holds it).

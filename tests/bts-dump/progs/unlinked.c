@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Waits for a byte on the FIFO named by its argument, then calls leaf()
- * 100 times: bts-dump -p of a process whose program file was deleted
- * after it started names leaf() only from a copy of the file as mapped.
+ * Waits for a byte on the FIFO named by its argument, or with "-" deletes
+ * its own program file, then calls leaf() 100 times: bts-dump names
+ * leaf() only from a copy of the file as mapped.
  */
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 __attribute__((noinline)) int leaf(int x)
@@ -24,9 +25,17 @@ __attribute__((noinline)) int work(int n)
 int main(int argc, char **argv)
 {
 	char c;
-	int fd = argc > 1 ? open(argv[1], O_RDONLY) : -1;
+	int fd;
 
-	if (fd < 0 || read(fd, &c, 1) != 1)
+	if (argc < 2)
 		return 1;
+	if (!strcmp(argv[1], "-")) {
+		if (unlink(argv[0]))
+			return 1;
+	} else {
+		fd = open(argv[1], O_RDONLY);
+		if (fd < 0 || read(fd, &c, 1) != 1)
+			return 1;
+	}
 	return work(100) == 0;
 }
