@@ -23,7 +23,6 @@
 
 #define BTS_DUMP_VERSION "1"
 
-/* Where chunks go; each returns 0, or -1 after reporting an error. */
 /* Which file a mapping maps: where, and the file's inode. */
 struct file_id {
 	u64 start;
@@ -32,6 +31,7 @@ struct file_id {
 	u32 dev_minor;
 };
 
+/* Where chunks go; each returns 0, or -1 after reporting an error. */
 struct sink {
 	/* Records as read() returned them from one /dev/bts file. */
 	int (*records)(struct sink *s, u32 stream,

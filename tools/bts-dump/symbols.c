@@ -602,16 +602,20 @@ void proc_add_file(struct syms *st, struct proc *p, const struct file_id *id,
 	i->dev = makedev(id->dev_major, id->dev_minor);
 }
 
-/* The copy of the file @map maps, if the trace carries one. */
-static struct elf_file *carried_file(const struct proc *p,
-				     const struct mapping *map)
+/*
+ * What the trace carries for @map: the memory image at its start (the
+ * vDSO's), or (@whole) a copy of the file it maps, that very inode.
+ */
+static struct elf_file *carried(const struct proc *p,
+				const struct mapping *map, bool whole)
 {
 	const struct image *i;
 
 	for (i = p->images; i; i = i->next)
-		if (i->whole && i->addr == map->start &&
-		    i->inode == map->inode &&
-		    i->dev == makedev(map->dev_major, map->dev_minor))
+		if (i->whole == whole && i->addr == map->start &&
+		    (!whole || (i->inode == map->inode &&
+				i->dev == makedev(map->dev_major,
+						  map->dev_minor))))
 			return i->file;
 	return NULL;
 }
@@ -842,18 +846,6 @@ void syms_prefetch(struct syms *st, const struct mapping *m)
 		mapped_file(st, m);
 }
 
-/* The memory image a mapping of no file maps (the vDSO's), if carried. */
-static struct elf_file *memory_image(const struct proc *p,
-				     const struct mapping *map)
-{
-	const struct image *i;
-
-	for (i = p->images; i; i = i->next)
-		if (!i->whole && i->addr == map->start)
-			return i->file;
-	return NULL;
-}
-
 /* The file a mapping's path names now, if it is the one mapped. */
 static struct elf_file *path_file(struct syms *st, struct mapping *map)
 {
@@ -890,9 +882,9 @@ static struct module *resolve(struct syms *st, struct proc *p,
 	if (!strchr(map->perms, 'x'))
 		return NULL;
 	if (mapping_in_no_file(map))
-		f = memory_image(p, map);
+		f = carried(p, map, false);
 	else
-		f = carried_file(p, map) ?: path_file(st, map);
+		f = carried(p, map, true) ?: path_file(st, map);
 	if (!f || !f->usable || !load_bias(f, map, &bias))
 		return NULL;
 	map->bias = bias;
