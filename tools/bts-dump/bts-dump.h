@@ -145,7 +145,14 @@ struct raw_writer {
 };
 
 int raw_writer_init(struct raw_writer *w, FILE *f, const char *name);
-int raw_read(FILE *f, const char *name, struct sink *s);
+
+/* Told after each chunk the reader passed on: @records of it, if any. */
+struct raw_progress {
+	void (*chunk)(struct raw_progress *rp, size_t records);
+};
+
+int raw_read(FILE *f, const char *name, struct sink *s,
+	     struct raw_progress *rp);
 
 /* maps.c: the mappings of one process, every one seen so far */
 struct module;

@@ -414,12 +414,11 @@ int report_exit(const char *cmd, int status)
 
 /*
  * -i with --progress: how far into the file the printer is, every second,
- * for a file that takes minutes.  Only records come often enough to look
- * at the clock; the rest goes straight through.
+ * for a file that takes minutes.  Only records chunks come often enough
+ * to look at the clock for.
  */
 struct file_progress {
-	struct sink sink;
-	struct sink *next;
+	struct raw_progress rp;
 	FILE *in;
 	const char *name;
 	off_t size;
@@ -442,71 +441,25 @@ static void file_progress_show(struct file_progress *fp, bool last)
 	fp->reported = true;
 }
 
-static int fp_records(struct sink *s, u32 stream, const struct bts_record *r,
-		      size_t n)
+static void file_progress_chunk(struct raw_progress *rp, size_t records)
 {
-	struct file_progress *fp = (struct file_progress *)s;
+	struct file_progress *fp = (struct file_progress *)rp;
 	struct timespec now;
 
-	fp->records += n;
+	if (!records)
+		return;
+	fp->records += records;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	if (now.tv_sec != fp->shown) {
 		fp->shown = now.tv_sec;
 		file_progress_show(fp, false);
 	}
-	return fp->next->records(fp->next, stream, r, n);
-}
-
-static int fp_maps(struct sink *s, u32 pid, u32 ppid, const char *text,
-		   size_t len)
-{
-	struct sink *next = ((struct file_progress *)s)->next;
-
-	return next->maps(next, pid, ppid, text, len);
-}
-
-static int fp_memory(struct sink *s, u32 pid, u64 addr, const void *data,
-		     size_t len)
-{
-	struct sink *next = ((struct file_progress *)s)->next;
-
-	return next->memory(next, pid, addr, data, len);
-}
-
-static int fp_exit(struct sink *s, u32 pid, int status, const char *cmd,
-		   size_t len)
-{
-	struct sink *next = ((struct file_progress *)s)->next;
-
-	return next->exit(next, pid, status, cmd, len);
-}
-
-static int fp_event_format(struct sink *s, u32 id, u32 gen,
-			   const char *text, size_t len)
-{
-	struct sink *next = ((struct file_progress *)s)->next;
-
-	return next->event_format(next, id, gen, text, len);
-}
-
-static int fp_comm(struct sink *s, u32 pid, const char *name, size_t len)
-{
-	struct sink *next = ((struct file_progress *)s)->next;
-
-	return next->comm(next, pid, name, len);
 }
 
 static int print_file(const struct opts *o, FILE *out)
 {
 	struct file_progress fp = {
-		.sink = {
-			.records	= fp_records,
-			.maps		= fp_maps,
-			.memory		= fp_memory,
-			.exit		= fp_exit,
-			.event_format	= fp_event_format,
-			.comm		= fp_comm,
-		},
+		.rp.chunk = file_progress_chunk,
 		.name = o->input,
 	};
 	struct timespec start;
@@ -524,13 +477,13 @@ static int print_file(const struct opts *o, FILE *out)
 	if (decode_init())
 		return 1;
 	pr = printer_new(out, &o->print);
-	fp.next = printer_sink(pr);
 	fp.in = in;
 	if (!fstat(fileno(in), &sb) && S_ISREG(sb.st_mode))
 		fp.size = sb.st_size;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &start);
 	fp.shown = start.tv_sec;
-	ret = raw_read(in, o->input, o->progress ? &fp.sink : fp.next) ? 1 : 0;
+	ret = raw_read(in, o->input, printer_sink(pr),
+		       o->progress ? &fp.rp : NULL) ? 1 : 0;
 	/* A file read within the second needs no report. */
 	if (fp.reported)
 		file_progress_show(&fp, true);

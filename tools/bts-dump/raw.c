@@ -331,7 +331,14 @@ static int dispatch(struct sink *s, const char *name, u64 off,
 	}
 }
 
-int raw_read(FILE *f, const char *name, struct sink *s)
+/*
+ * Read the raw file @f (@name in messages) to its end, each chunk handed
+ * to @s and then counted to @rp (NULL: none); a chunk type this version
+ * does not know is skipped.  Returns 0, or -1 on a malformed file or a
+ * sink's error, said on stderr.
+ */
+int raw_read(FILE *f, const char *name, struct sink *s,
+	     struct raw_progress *rp)
 {
 	unsigned char hdr[RAW_HEADER_SIZE], chdr[RAW_CHUNK_HEADER];
 	unsigned char *buf = NULL;
@@ -396,6 +403,9 @@ int raw_read(FILE *f, const char *name, struct sink *s)
 		}
 		if (dispatch(s, name, off, type, buf, len))
 			goto out;
+		if (rp)
+			rp->chunk(rp, type == RAW_RECORDS && len >= 8 ?
+				  (len - 8) / sizeof(struct bts_record) : 0);
 		off += RAW_CHUNK_HEADER + len;
 	}
 	ret = 0;

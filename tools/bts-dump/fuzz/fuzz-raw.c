@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		if (!in)
 			abort();
 		pr = printer_new(devnull, &opts[i]);
-		raw_read(in, "fuzz", printer_sink(pr));
+		raw_read(in, "fuzz", printer_sink(pr), NULL);
 		printer_finish(pr);
 		printer_free(pr);
 		fclose(in);

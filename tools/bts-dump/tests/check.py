@@ -13,6 +13,7 @@ import re
 import struct
 import subprocess
 import sys
+import time
 
 import rawgen as rg
 
@@ -512,6 +513,38 @@ def test_comm():
     rc, out, err = run(f)
     tap(rc == 1 and "bad comm chunk size" in err,
         "comm: a name too long for any kernel is a malformed file", err)
+
+
+def test_progress():
+    """--progress: the same output, a count on stderr, whatever chunks"""
+    pid = 85
+    start = int(rg.maps_lines(PROG)[0].split("-")[0], 16)
+    first = (rg.header() + rg.maps_chunk(pid, "".join(rg.maps_lines(PROG))) +
+             rg.comm_chunk(pid, "prog") +
+             rg.memory_chunk(pid, 0x7fff0000, b"\0" * 64) +
+             rg.event_format_chunk(42, 7, "name: app_err") +
+             rg.jit_chunk(pid, pid, "7f1000000100 40 jit_a\n") +
+             rg.file_chunk(pid, start, PROG) +
+             rg.records_chunk([rg.thread(pid, pid, rg.THREAD_NEW),
+                               rg.branch(a("tramp"), a("leaf"))]))
+    rest = (rg.records_chunk([rg.branch(leaf_ret(), a("tramp", 5))]) +
+            rg.exit_chunk(pid, 0, "prog"))
+    f = write("progress.raw", first + rest)
+    rc, want, err = run(f)
+    # From a pipe that stalls past a second, so a report is due.
+    p = subprocess.Popen([BTS_DUMP, "-i", "-", "--progress"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(first)
+    p.stdin.flush()
+    time.sleep(1.2)
+    p.stdin.write(rest)
+    out, err2 = (b.decode() for b in p.communicate(timeout=60))
+    tap(rc == 0 and p.returncode == 0 and out == want and want and
+        "bts-dump: 3 records" in err2,
+        "progress: -i --progress prints what -i does, with a count of "
+        "the records on stderr, on a file of every kind of chunk",
+        "rc %d %d\n%s\n%s" % (rc, p.returncode, err, err2))
 
 
 def test_fields():
@@ -1209,7 +1242,8 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_unknown_pseudo,
           test_markers, test_event_formats, test_trigger,
-          test_map_records, test_filters, test_comm, test_fields,
+          test_map_records, test_filters, test_comm, test_progress,
+          test_fields,
           check_order.test_order, check_order.test_held_calls,
           check_order.test_unordered,
           check_order.test_late, check_jit.test_jit,
