@@ -213,6 +213,20 @@ static void folded_kernel(struct printer *pr, struct thread *t,
 	folded_count(pr, t, k->depth, t->at, leaf);
 }
 
+/*
+ * A frame's name as a line of folded stacks can hold it: a ';' in it (a
+ * JIT's "Ljava/lang/String;::hashCode", a process's name) would split the
+ * frame, a newline the line.  The count after the last space is the
+ * line's, so spaces may stay.
+ */
+static void folded_name(FILE *f, const char *name)
+{
+	const unsigned char *c;
+
+	for (c = (const unsigned char *)name; *c; c++)
+		putc(*c == ';' ? ':' : *c < 0x20 || *c == 0x7f ? '?' : *c, f);
+}
+
 /* The stack's names, outermost first, ';' between them. */
 static void folded_path(FILE *f, const struct node *n)
 {
@@ -220,7 +234,7 @@ static void folded_path(FILE *f, const struct node *n)
 		folded_path(f, n->parent);
 		putc(';', f);
 	}
-	fputs(n->name, f);
+	folded_name(f, n->name);
 }
 
 static int line_cmp(const void *a, const void *b)

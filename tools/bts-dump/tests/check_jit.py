@@ -11,8 +11,8 @@ from checklib import (BTS_DUMP, PROG, jsonl, nm, run, run_memcheck, tap,
                       write)
 
 S = nm(PROG)
-# A pid no test machine is near: its map file is the test's own.
-PID = 4190001
+# A pid no test machine is near, one per run: its map file is the run's own.
+PID = 4000000 + os.getpid() % 190000
 MAP = "/tmp/perf-%d.map" % PID
 JIT = 0x7f1000000000
 
@@ -130,6 +130,7 @@ def test_jit():
         got[1] == (None, None, None, None),
         "JIT: no map file, no names", "%r\n" % got + err)
     test_jit_carried()
+    test_jit_folded_names()
 
 
 def carried(name, chunks):
@@ -177,3 +178,19 @@ def test_jit_carried():
     finally:
         if os.path.lexists(MAP):
             os.unlink(MAP)
+
+
+def test_jit_folded_names():
+    """names with a folded stack's separators in them: a JVM's method,
+    a process's name"""
+    f = carried("jit-semicolon.raw", [
+        rg.comm_chunk(PID, "we;ird\nname") +
+        rg.jit_chunk(PID, 7, "%x 40 Ljava/lang/String;::hashCode\n" %
+                     (JIT + 0x100))])
+    rc, out, err = run(f, "--format=folded")
+    want = ["[tid %d pid %d we:ird?name];tramp;Ljava/lang/String:::hashCode 1"
+            % (PID, PID)]
+    tap(rc == 0 and out.splitlines() == want,
+        "JIT: folded stacks keep a ';' in a name from splitting the frame "
+        "and a newline from splitting the line",
+        "got  %r\nwant %r\n" % (out, want) + err)
