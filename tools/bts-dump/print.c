@@ -42,9 +42,11 @@ static inline void map_details_clear(struct map_details *d)
 	d->name_have = 0;
 }
 
+/* A stream of the trace, and which thread's records it is carrying. */
 struct stream {
 	u32 id;
 	struct thread *t;
+	struct hlist_node node;	/* in printer::streams, by id */
 };
 
 static const struct {
@@ -154,18 +156,17 @@ static struct thread *thread_get(struct printer *pr, u32 tid,
 /* The thread whose records a stream is carrying. */
 static struct thread **stream_thread(struct printer *pr, u32 id)
 {
-	size_t i;
+	struct stream *s;
 
-	for (i = 0; i < pr->nstreams; i++)
-		if (pr->streams[i].id == id)
-			return &pr->streams[i].t;
-	pr->streams = xrealloc(pr->streams,
-			       (pr->nstreams + 1) * sizeof(*pr->streams));
-	pr->streams[i].id = id;
+	hash_for_each_possible(pr->streams, s, node, id)
+		if (s->id == id)
+			return &s->t;
+	s = xcalloc(1, sizeof(*s));
+	s->id = id;
 	/* Records before any THREAD record: a thread nobody named. */
-	pr->streams[i].t = thread_get(pr, 0, 0);
-	pr->nstreams++;
-	return &pr->streams[i].t;
+	s->t = thread_get(pr, 0, 0);
+	hash_add(pr->streams, &s->node, id);
+	return &s->t;
 }
 
 static void push_block(struct thread *t, u64 start, u64 end)
@@ -1054,6 +1055,7 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	struct printer *pr = xcalloc(1, sizeof(*pr));
 
 	hash_init(pr->threads);
+	hash_init(pr->streams);
 	pr->sink.records = p_records;
 	pr->sink.maps = p_maps;
 	pr->sink.memory = p_memory;
@@ -1153,6 +1155,7 @@ bool printer_exit(struct printer *pr, int *status, const char **cmd)
 void printer_free(struct printer *pr)
 {
 	struct hlist_node *tn;
+	struct stream *s;
 	struct thread *t;
 	size_t b;
 
@@ -1165,7 +1168,8 @@ void printer_free(struct printer *pr)
 	}
 	if (pr->output->free)
 		pr->output->free(pr);
-	free(pr->streams);
+	hash_for_each_safe(pr->streams, b, tn, s, node)
+		free(s);
 	free(pr->exit_cmd);
 	if (pr->scratch)
 		fclose(pr->scratch);

@@ -34,7 +34,7 @@ struct block {
 #define HIST		8
 /* The longest block decoded, in bytes: longer ones are not straight. */
 #define MAX_BLOCK	(64U * 1024)
-/* the printer's threads: 2^THREAD_HASH_BITS buckets */
+/* the printer's threads and streams: 2^THREAD_HASH_BITS buckets */
 #define THREAD_HASH_BITS	10
 
 /* What the details before a BTS_PSEUDO_MAP record said. */
@@ -169,8 +169,8 @@ struct printer {
 	const struct output *output;
 	struct syms *syms;
 	DECLARE_HASHTABLE(threads, THREAD_HASH_BITS);
-	struct stream *streams;
-	size_t nstreams;
+	/* the trace's streams, by id */
+	DECLARE_HASHTABLE(streams, THREAD_HASH_BITS);
 	/* the thread whose header was printed last */
 	const struct thread *shown;
 	struct events *events;
