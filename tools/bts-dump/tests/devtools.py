@@ -178,11 +178,13 @@ def view(browser, url, shot):
     browser.call("Page.navigate", {"url": VIEWER}, session)
     browser.pump(1)
     # Navigation from outside cannot give a devtools:// URL a query: the
-    # page sets its own, the viewer's "load this trace" parameter.
-    browser.call("Runtime.evaluate", {"expression": "location.search = %s" %
-                                      json.dumps("?loadTimelineFromURL=" +
-                                                 urllib.parse.quote(url, safe=""))},
-                 session)
+    # page sets its own, the viewer's "load this trace" parameter.  Later,
+    # not in the evaluation: the navigation may else end it first, and
+    # the call fails with "Inspected target navigated or closed".
+    search = "?loadTimelineFromURL=" + urllib.parse.quote(url, safe="")
+    browser.call("Runtime.evaluate",
+                 {"expression": "setTimeout(() => { location.search = %s; })"
+                  % json.dumps(search)}, session)
     parsed = None
     deadline = time.time() + LOAD_SECONDS
     while parsed is None and time.time() < deadline:
