@@ -343,6 +343,7 @@ enum print_field {
 
 struct print_opts {
 	enum format format;
+	const char *out_name;	/* the output, in messages: -o's, or "stdout" */
 	unsigned int fields;	/* -F: enum print_field bits; 0: the default */
 	bool calls;		/* --calls */
 	bool insn;		/* --insn */

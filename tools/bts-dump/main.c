@@ -456,7 +456,7 @@ static void file_progress_chunk(struct raw_progress *rp, size_t records)
 	}
 }
 
-static int print_file(const struct opts *o, FILE *out)
+static int print_file(const struct opts *o, FILE *in, FILE *out)
 {
 	struct file_progress fp = {
 		.rp.chunk = file_progress_chunk,
@@ -466,14 +466,8 @@ static int print_file(const struct opts *o, FILE *out)
 	struct printer *pr;
 	struct stat sb;
 	const char *cmd;
-	FILE *in;
 	int status, ret;
 
-	in = strcmp(o->input, "-") ? fopen(o->input, "rb") : stdin;
-	if (!in) {
-		warn("%s", o->input);
-		return 1;
-	}
 	if (decode_init())
 		return 1;
 	pr = printer_new(out, &o->print);
@@ -505,10 +499,17 @@ int main(int argc, char **argv)
 	struct raw_writer rw;
 	struct printer *pr = NULL;
 	struct live *lv;
-	FILE *out = stdout;
+	FILE *in = NULL, *out = stdout;
 	int ret;
 
 	parse_opts(argc, argv, &o);
+	o.print.out_name = o.output ? o.output : "stdout";
+	/* Before -o empties a file: -i of one that is not there is a typo. */
+	if (o.input) {
+		in = strcmp(o.input, "-") ? fopen(o.input, "rb") : stdin;
+		if (!in)
+			err(1, "%s", o.input);
+	}
 	/* -i: not over its own output on the terminal. */
 	if (!o.quiet && isatty(STDERR_FILENO) &&
 	    (!o.input || o.output || !isatty(STDOUT_FILENO)))
@@ -527,9 +528,12 @@ int main(int argc, char **argv)
 	/* glibc takes a size only with a buffer: else st_blksize, 4 KB. */
 	setvbuf(out, out_buffer, _IOFBF, sizeof(out_buffer));
 	if (o.input) {
-		ret = print_file(&o, out);
-		if (out != stdout && fclose(out))
-			err(1, "%s", o.output);
+		ret = print_file(&o, in, out);
+		/* Its write error is said already. */
+		if (out != stdout && fclose(out) && !ret) {
+			warn("%s", o.output);
+			ret = 1;
+		}
 		return ret;
 	}
 
@@ -537,7 +541,7 @@ int main(int argc, char **argv)
 	hash_init(lv->procs);
 	lv->o = &o;
 	if (o.print.format == FORMAT_RAW) {
-		if (raw_writer_init(&rw, out, o.output ? o.output : "stdout"))
+		if (raw_writer_init(&rw, out, o.print.out_name))
 			return 1;
 		lv->out = &rw.sink;
 	} else {
@@ -556,7 +560,7 @@ int main(int argc, char **argv)
 		printer_free(pr);
 		decode_exit();
 	} else if (fflush(out) && !ret) {
-		warn("%s", o.output ? o.output : "stdout");
+		warn("%s", o.print.out_name);
 		ret = 1;
 	}
 	if (out != stdout && fclose(out) && !ret) {

@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <err.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -909,6 +910,21 @@ static void p_record_windowed(struct printer *pr, struct thread **cur,
 	window_push(pr, *cur, pr->scratch_buf, len);
 }
 
+/**
+ * output_error() - say once that writing the output failed, and why
+ * @pr: the printer
+ * @error: the errno of the write that failed
+ *
+ * Return: -1, for the caller to stop: a full disk will not take the rest.
+ */
+int output_error(struct printer *pr, int error)
+{
+	if (!pr->output_said)
+		warnx("%s: write error: %s", pr->opts.out_name, strerror(error));
+	pr->output_said = true;
+	return -1;
+}
+
 static int p_records(struct sink *s, u32 stream,
 		     const struct bts_record *r, size_t n)
 {
@@ -922,7 +938,8 @@ static int p_records(struct sink *s, u32 stream,
 		else
 			p_record(pr, cur, r);
 	}
-	return 0;
+	/* The errno of the write that set the error, nothing having failed since. */
+	return ferror(pr->out) ? output_error(pr, errno) : 0;
 }
 
 static int p_maps(struct sink *s, u32 pid, u32 ppid,
@@ -1067,6 +1084,8 @@ struct printer *printer_new(FILE *out, const struct print_opts *opts)
 	pr->sink.settle = p_settle;
 	pr->out = out;
 	pr->opts = *opts;
+	if (!pr->opts.out_name)
+		pr->opts.out_name = "the output";
 	if (opts->calls)
 		pr->output = &output_calls;
 	else if (opts->format == FORMAT_JSONL)
@@ -1138,10 +1157,8 @@ int printer_finish(struct printer *pr)
 	if (pr->output->finish && pr->output->finish(pr))
 		return -1;
 	hint_debuginfo(pr);
-	if (fflush(pr->out) || ferror(pr->out)) {
-		warnx("write error on the output");
-		return -1;
-	}
+	if (fflush(pr->out) || ferror(pr->out))
+		return output_error(pr, errno);
 	return 0;
 }
 

@@ -185,6 +185,8 @@ struct printer {
 	bool have_exit;
 	int exit_status;
 	char *exit_cmd;
+	/* output_error() said why the output failed */
+	bool output_said;
 };
 
 /*
@@ -237,6 +239,7 @@ extern const struct output output_perf;
 extern const struct output output_pt;
 
 /* print.c: what the outputs share */
+int output_error(struct printer *pr, int error);
 const char *thread_label(const struct thread *t, char *buf, size_t len);
 u64 call_site(const struct thread *t);
 const char *func_name(struct printer *pr, struct thread *t, u64 addr,

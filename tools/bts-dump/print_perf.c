@@ -38,6 +38,7 @@
  */
 #define _GNU_SOURCE
 #include <err.h>
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ struct perf_state {
 	bool file;			/* a file's format, not a pipe's */
 	off_t data_at;			/* where its records start */
 	u32 next_queue;
-	bool failed;			/* a write failed: finish() says so */
+	int failed;			/* a write's errno: finish() says so */
 };
 
 /* What the file has said of a thread so far. */
@@ -133,7 +134,7 @@ static struct perf_thread *thread_of(struct printer *pr, struct thread *t)
 static void put(struct printer *pr, const void *data, size_t len)
 {
 	if (fwrite_unlocked(data, 1, len, pr->out) != len)
-		state_of(pr)->failed = true;
+		state_of(pr)->failed = errno ?: EIO;
 }
 
 static void put_header(struct printer *pr, u32 type, unsigned int misc,
@@ -524,17 +525,13 @@ static int perf_finish(struct printer *pr)
 		put(pr, &index, sizeof(index));
 		put(pr, &no_entries, sizeof(no_entries));
 		if (end < 0 || fseeko(pr->out, 0, SEEK_SET))
-			st->failed = true;
+			st->failed = errno ?: EIO;
 		else
 			put_file_parts(pr, end - st->data_at);
 		if (fseeko(pr->out, 0, SEEK_END))
-			st->failed = true;
+			st->failed = errno ?: EIO;
 	}
-	if (st->failed) {
-		warnx("write error on the output");
-		return -1;
-	}
-	return 0;
+	return st->failed ? output_error(pr, st->failed) : 0;
 }
 
 static void perf_free(struct printer *pr)

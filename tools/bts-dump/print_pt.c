@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include <err.h>
+#include <errno.h>
 #include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ struct pt_state {
 	u64 psb_at;			/* where the last PSB is */
 	u64 others;			/* records of other threads left out */
 	u64 resyncs;			/* records the code did not explain */
-	bool failed;
+	int failed;			/* a write's errno */
 };
 
 static void pt_flush_buf(struct printer *pr, struct pt_state *st)
@@ -72,7 +73,7 @@ static void pt_flush_buf(struct printer *pr, struct pt_state *st)
 	if (pt_enc_get_offset(st->enc, &off) < 0 || !off)
 		return;
 	if (fwrite_unlocked(st->buf, 1, off, pr->out) != off)
-		st->failed = true;
+		st->failed = errno ?: EIO;
 	st->flushed += off;
 	pt_enc_sync_set(st->enc, 0);
 }
@@ -337,11 +338,7 @@ static int pt_finish(struct printer *pr)
 	if (st->resyncs)
 		warnx("--format=pt: %llu records the code does not lead to, each an overflow packet",
 		      (unsigned long long)st->resyncs);
-	if (st->failed) {
-		warnx("write error on the output");
-		return -1;
-	}
-	return 0;
+	return st->failed ? output_error(pr, st->failed) : 0;
 }
 
 static void pt_free(struct printer *pr)

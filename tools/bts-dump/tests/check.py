@@ -613,6 +613,30 @@ def test_bad_input():
     tap(not bad, "malformed raw files: exit 1 with a message naming the file",
         "\n".join(bad))
 
+    # An output that fails: said with the file and why, for every format,
+    # and reading stops there.  Enough records to fill stdio's buffer.
+    many = rg.header() + rg.maps_chunk(10, rg.maps_lines(PROG)) + b"".join(
+        rg.records_chunk(([rg.thread(10, 10, rg.THREAD_NEW)] if not i
+                          else []) + [rg.branch(a("tramp"), a("leaf")),
+                                      rg.branch(leaf_ret(), a("tramp", 5))]
+                         * 1000) for i in range(100))
+    f = write("many.raw", many)
+    bad = []
+    for fmt in ("text", "jsonl", "folded", "chrome", "perf", "pt"):
+        rc, out, err = run(f, "--format=" + fmt, "-q", "-o", "/dev/full")
+        if rc != 1 or "/dev/full: write error: No space left on " \
+                "device" not in err or err.count("/dev/full") != 1:
+            bad.append("%s: rc %d, stderr %r" % (fmt, rc, err))
+    tap(not bad, "a full disk: exit 1, said once with the file and the "
+        "errno, in every format", "\n".join(bad))
+    kept = write("kept.txt", b"not to be emptied")
+    rc, out, err = run(os.path.join(WORK, "missing.raw"), "-o", kept)
+    with open(kept, "rb") as k:
+        left = k.read()
+    tap(rc == 1 and "missing.raw: No such file or directory" in err and
+        left == b"not to be emptied",
+        "-i of a file that is not there leaves -o's file alone", err)
+
 
 def test_resume_unseen():
     """KERNEL records without the resume address, as the hardware filter
