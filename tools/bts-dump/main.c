@@ -37,15 +37,16 @@ static void print_usage(FILE *f)
 	fprintf(f,
 		"usage: bts-dump [options] [--] CMD [ARG...]\n"
 		"       bts-dump [options] -p PID\n"
-		"       bts-dump -i FILE [--format=FMT] [--calls|--insn|-F FIELDS]\n"
-		"                [--show-maps] [--progress]\n"
+		"       bts-dump -i FILE [-o FILE] [--format=FMT] [--calls|--insn|-F FIELDS]\n"
+		"                [--show-maps] [--inline] [--tid LIST] [--sym GLOBS]\n"
+		"                [--dso GLOBS] [--range START-END] [--progress]\n"
 		"\n"
 		"Trace every user-mode branch of CMD (and of the threads and processes it\n"
 		"creates), or of the running process PID, through /dev/bts, and print the\n"
 		"branches with symbols and source lines.\n"
 		"\n"
 		"  -p, --pid PID       trace the running process PID (until it exits or\n"
-		"                      bts-dump gets SIGINT or SIGTERM)\n"
+		"                      bts-dump gets SIGINT, SIGTERM, SIGHUP or SIGQUIT)\n"
 		"  -o, --output FILE   write to FILE instead of standard output\n"
 		"  -i, --input FILE    print a raw file written by --format=raw\n"
 		"      --format=FMT    text (default), jsonl (one JSON object per record),\n"
@@ -80,7 +81,9 @@ static void print_usage(FILE *f)
 		"                      when it exits (or is killed)\n"
 		"      --no-inherit    trace only the one thread, not the threads and\n"
 		"                      processes it creates\n"
-		"      --progress      report progress every second (default on a terminal)\n"
+		"      --progress      report progress every second on stderr (the default\n"
+		"                      when it is a terminal, with -i only if the output\n"
+		"                      is not)\n"
 		"  -q, --quiet         no progress or summary\n"
 		"  -h, --help          this text\n"
 		"      --version       bts-dump's version\n"
@@ -106,7 +109,7 @@ static u32 parse_u32(const char *s, const char *what, u32 max)
 	char *end;
 
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || *s == '-' || v < 1 || v > max)
 		bad_usage("bad %s '%s' (1 to %u)", what, s, max);
 	return v;

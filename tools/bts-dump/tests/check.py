@@ -433,11 +433,12 @@ def test_filters():
     f = os.path.join(WORK, "streams.raw")
     rc, out, err = run(f, "--tid=62")
     rc2, out2, err2 = run(f, "--tid=60")
-    rc3, out3, err3 = run(f, "--tid=61,9")
+    rc3, out3, err3 = run(f, "--tid=061,9")
     tap(rc == rc2 == rc3 and "tid 61" not in out and
         "raw_write" in out and out2.count("->") == 3 and
         out3.count("->") == 2 and "tid 62" not in out3,
-        "--tid: a thread, or every thread of a process",
+        "--tid: a thread, or every thread of a process; ids in decimal "
+        "(061 is 61, as ps says it)",
         "%d %d %d\n" % (rc, rc2, rc3) + out + out2 + out3)
 
     f = os.path.join(WORK, "static.raw")
