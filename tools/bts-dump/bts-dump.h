@@ -312,7 +312,14 @@ const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 				  u64 addr);
 unsigned int proc_inline(struct syms *st, struct proc *p, u64 addr,
 			 const struct inline_frame **frames);
-size_t syms_without_lines(struct syms *st, const char **names, size_t max);
+/* What the files addresses were looked up in lack, for syms_lacking(). */
+enum syms_lack {
+	SYMS_NO_FUNCTIONS,	/* stripped: no symbol names a function */
+	SYMS_NO_LINES,		/* no debug information: no source lines */
+};
+
+size_t syms_lacking(struct syms *st, enum syms_lack lack,
+		    const char **names, size_t max);
 const struct insn *proc_insn(struct syms *st, struct proc *p, u64 addr);
 bool proc_insn_kind(struct syms *st, struct proc *p, u64 addr,
 		    enum insn_kind *kind, unsigned int *len);
@@ -396,6 +403,7 @@ struct symtab;
 
 struct symtab *symtab_read(struct Dwfl_Module *mod, bool demangle);
 const char *symtab_find(struct symtab *t, u64 addr, u64 *off);
+bool symtab_has_functions(const struct symtab *t);
 void symtab_free(struct symtab *t);
 
 /* util.c */

@@ -1124,25 +1124,37 @@ struct sink *printer_sink(struct printer *pr)
  * Where the text showed no source lines for want of debug information,
  * say so once, at the end, as perf's "no symbols found" does.
  */
-static void hint_debuginfo(struct printer *pr)
+static void hint_lacking(struct printer *pr, enum syms_lack lack,
+			 const char *what, const char *why)
 {
 	const char *names[3];
 	size_t n, i;
 
-	if (pr->output != &output_text && pr->output != &output_jsonl)
-		return;
-	if (pr->opts.fields && !(pr->opts.fields & FIELD_SRCLINE))
-		return;
-	n = syms_without_lines(pr->syms, names, ARRAY_SIZE(names));
+	n = syms_lacking(pr->syms, lack, names, ARRAY_SIZE(names));
 	if (!n)
 		return;
-	fputs("bts-dump: no source lines for ", stderr);
+	fprintf(stderr, "bts-dump: %s ", what);
 	for (i = 0; i < n && i < ARRAY_SIZE(names); i++)
 		fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
 	if (n > ARRAY_SIZE(names))
 		fprintf(stderr, " and %zu more", n - ARRAY_SIZE(names));
-	fputs(": no debug information (build with -g, or install its debug symbols: Debian's -dbgsym or -dbg package)\n",
-	      stderr);
+	fprintf(stderr, ": %s (build with -g, or install its debug symbols: Debian's -dbgsym or -dbg package)\n",
+		why);
+}
+
+/* Why names or lines are missing, as perf's "no symbols found" says. */
+static void hint_debuginfo(struct printer *pr)
+{
+	if (pr->output == &output_perf || pr->output == &output_pt)
+		return;
+	hint_lacking(pr, SYMS_NO_FUNCTIONS, "no function names in",
+		     "stripped, addresses shown as offsets in the file");
+	if (pr->output != &output_text && pr->output != &output_jsonl)
+		return;
+	if (pr->opts.fields && !(pr->opts.fields & FIELD_SRCLINE))
+		return;
+	hint_lacking(pr, SYMS_NO_LINES, "no source lines for",
+		     "no debug information");
 }
 
 int printer_finish(struct printer *pr)

@@ -860,10 +860,11 @@ static struct elf_file *path_file(struct syms *st, struct mapping *map)
 		f->said = true;
 		return NULL;
 	}
-	if (f->error) {
+	if (f->error || !f->usable) {
 		if (!f->said)
 			warnx("%s: %s: its addresses are not symbolized",
-			      map->path, strerror(f->error));
+			      map->path, f->error ? strerror(f->error) :
+			      "not an x86 ELF program or library");
 		f->said = true;
 		return NULL;
 	}
@@ -1014,17 +1015,24 @@ const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 
 /*
  * The files (base names, up to @max into @names) that addresses were
- * looked up in and that have no debug information, so no source lines;
- * returns how many.  Memory images (the vDSO) are not counted: no package
- * has their debug information.
+ * looked up in and that lack what @lack says; returns how many.  A file
+ * without functions is not also counted without lines.  Memory images
+ * (the vDSO) are not counted: no package has their debug information.
  */
-size_t syms_without_lines(struct syms *st, const char **names, size_t max)
+size_t syms_lacking(struct syms *st, enum syms_lack lack,
+		    const char **names, size_t max)
 {
 	struct elf_file *f;
+	bool stripped;
 	size_t n = 0;
 
 	for (f = st->files; f; f = f->next) {
-		if (!f->mapped || !f->mod || !f->mod->no_dwarf)
+		if (!f->mapped || !f->mod)
+			continue;
+		stripped = f->mod->symtab &&
+			   !symtab_has_functions(f->mod->symtab);
+		if (lack == SYMS_NO_FUNCTIONS ? !stripped :
+		    stripped || !f->mod->no_dwarf)
 			continue;
 		if (n < max)
 			names[n] = f->name;

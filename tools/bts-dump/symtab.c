@@ -67,6 +67,8 @@ struct symtab {
 	char **owned;
 	size_t nowned;
 	bool demangle;
+	/* functions among the symbols: none in a stripped program */
+	size_t nfuncs;
 };
 
 static int by_start(const void *a, const void *b)
@@ -217,6 +219,9 @@ struct symtab *symtab_read(Dwfl_Module *mod, bool demangle)
 			}
 			s = &t->sizeless[t->nsizeless++];
 		}
+		if (GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
+		    GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
+			t->nfuncs++;
 		*s = (struct sym) {
 			.start = value,
 			.size = sym.st_size,
@@ -315,6 +320,12 @@ const char *symtab_find(struct symtab *t, u64 addr, u64 *off)
 	if (!best->shown)
 		best->shown = shown_name(t, best->name);
 	return best->shown;
+}
+
+/* Whether the table names any function: not if it was stripped. */
+bool symtab_has_functions(const struct symtab *t)
+{
+	return t->nfuncs;
 }
 
 void symtab_free(struct symtab *t)

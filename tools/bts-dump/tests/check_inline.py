@@ -7,7 +7,7 @@ import os
 import subprocess
 
 import rawgen as rg
-from checklib import WORK, jsonl, nm, run, run_memcheck, tap, write
+from checklib import SRC, WORK, jsonl, nm, run, run_memcheck, tap, write
 
 INLINED = os.path.join(WORK, "inlined")
 
@@ -81,3 +81,32 @@ def test_debuginfo_hint():
         "no debug information: text and jsonl say so once on stderr, perf "
         "does not (no lines), a file with it gets no hint",
         "\n".join((err, err2, err3, err4)))
+
+    # Stripped: no function names, said instead of the lines (as perf's
+    # "no symbols found"), in the picture formats too.
+    stripped = os.path.join(WORK, "stripped")
+    f = write("stripped.raw", rg.header() +
+              rg.maps_chunk(99, "".join(rg.maps_lines(stripped))) +
+              rg.records_chunk([rg.thread(99, 99, rg.THREAD_NEW),
+                                rg.branch(syms["main"][0],
+                                          syms["outer"][0])]))
+    hint = "no function names in stripped: stripped"
+    rc, out, err = run(f)
+    rc2, _, err2 = run(f, "--format=folded")
+    tap(rc == rc2 == 0 and err.count(hint) == 1 and
+        err2.count(hint) == 1 and "no source lines" not in err + err2 and
+        "stripped+0x" in out,
+        "stripped: text and folded say there are no function names, once",
+        err + err2 + out)
+
+    # Not an ELF file at all (a text file mapped executable): said.
+    text = os.path.join(SRC, "inlined.c")
+    lines = "%x-%x r-xp 00000000 00:00 0 %s\n" % (0x10000, 0x11000, text)
+    f = write("notelf.raw", rg.header() + rg.maps_chunk(99, lines) +
+              rg.records_chunk([rg.thread(99, 99, rg.THREAD_NEW),
+                                rg.branch(0x10010, 0x10020)]))
+    rc, out, err = run(f)
+    tap(rc == 0 and err.count("%s: not an x86 ELF program or library: its "
+                              "addresses are not symbolized" % text) == 1,
+        "a mapping of a file that is no ELF program: bts-dump says so once",
+        err + out)
