@@ -11,9 +11,9 @@
  *   (in the file's header, or a HEADER_ATTR record), and an AUXTRACE_INFO
  *   record that names perf's intel_bts decoder;
  * - per thread, a COMM record (its process and its name) before its first
- *   branch, the executable mappings of its process (MMAP2) whenever they
- *   changed, a COMM record flagged as an exec after an exec, an EXIT record
- *   when it ends;
+ *   branch, the executable mappings of its process (MMAP2, with the build
+ *   ID the trace gives) whenever they changed, a COMM record flagged as
+ *   an exec after an exec, an EXIT record when it ends;
  * - its branches as AUXTRACE records, one AUX queue per thread: each
  *   record is the 24-byte BTS record the hardware writes (from, to,
  *   flags).  A stay in the kernel is the record perf's intel_bts PMU gets
@@ -367,14 +367,29 @@ static bool code_mapping(const struct mapping *m)
 	return m->path[0] != '[' || !strcmp(m->path, "[vdso]");
 }
 
+/*
+ * The longest build ID an MMAP2 record holds: it takes the place of the
+ * device and inode numbers (struct perf_record_mmap2).
+ */
+#define MMAP2_BUILD_ID_MAX	20
+
 static void put_mmap(struct printer *pr, struct thread *t,
 		     const struct mapping *m)
 {
 	struct {
 		u32 pid, tid;
 		u64 start, len, pgoff;
-		u32 maj, min;
-		u64 ino, ino_generation;
+		union {
+			struct {
+				u32 maj, min;
+				u64 ino, ino_generation;
+			};
+			struct {
+				u8 build_id_size;
+				u8 reserved[3];
+				u8 build_id[MMAP2_BUILD_ID_MAX];
+			};
+		};
 		u32 prot, flags;
 	} mm = {
 		.pid = t->pid,
@@ -382,15 +397,26 @@ static void put_mmap(struct printer *pr, struct thread *t,
 		.start = m->start,
 		.len = m->end - m->start,
 		.pgoff = m->offset,
-		.maj = m->dev_major,
-		.min = m->dev_minor,
-		.ino = m->inode,
 		.prot = PROT_EXEC | (m->perms[0] == 'r' ? PROT_READ : 0),
 		.flags = m->perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE,
 	};
+	unsigned int misc = PERF_RECORD_MISC_USER;
 
-	put_sideband_header(pr, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
-			    sizeof(mm), m->path);
+	/*
+	 * With the build ID the trace gives, perf symbolizes the mapping
+	 * only from a file of that build (its build-id cache, or the path
+	 * if it was not rebuilt since): never from another.
+	 */
+	if (m->build_id_len && m->build_id_len <= MMAP2_BUILD_ID_MAX) {
+		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+		mm.build_id_size = m->build_id_len;
+		memcpy(mm.build_id, m->build_id, m->build_id_len);
+	} else {
+		mm.maj = m->dev_major;
+		mm.min = m->dev_minor;
+		mm.ino = m->inode;
+	}
+	put_sideband_header(pr, PERF_RECORD_MMAP2, misc, sizeof(mm), m->path);
 	put(pr, &mm, sizeof(mm));
 	put_name(pr, m->path);
 	put_sample_id(pr, t);

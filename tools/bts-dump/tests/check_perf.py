@@ -11,6 +11,7 @@ bts-dump.
 """
 
 import os
+import shutil
 import struct
 import subprocess
 
@@ -96,12 +97,12 @@ def expected(want):
             for tid, recs in want.items()}
 
 
-def perf_script(path, *args, stdin=None):
+def perf_script(path, *args, stdin=None, env=None):
     """perf script's branches of the file at @path ('-': @stdin), per
     thread, and its error lines."""
     p = subprocess.run(["perf", "script", "-f", "-i", path, "-F", FIELDS,
                         "--itrace=be"] + list(args), input=stdin,
-                       capture_output=True)
+                       capture_output=True, env=env)
     got, errors = {}, []
     for line in p.stdout.decode(errors="replace").splitlines():
         f = line.split()
@@ -193,3 +194,49 @@ def test_perf():
         "[.] raw_write" in p.stdout,
         "perf report reads the file: samples in tramp and raw_write",
         p.stdout + p.stderr)
+
+
+def test_perf_build_id():
+    """--format=perf: the build IDs the trace gives are the file's"""
+    bid = rg.build_id(PROG)
+    path = os.path.join(WORK, "perf-rebuilt")
+    shutil.copy(PROG, path)
+    raw = write("perf-bid.raw", rg.header() + rg.records_chunk([
+        rg.thread(120, 120, rg.THREAD_NEW), rg.map_event(rg.MAP_EXEC),
+        *rg.map_file(path, 0, build_id=bid),
+        rg.branch(a("tramp"), a("leaf"))]))
+    data = os.path.join(WORK, "perf-bid.data")
+    rc, out, err = run(raw, "--format=perf", "-o", data)
+    # perf looks in the build-id cache in $HOME first: an empty one
+    home = os.path.join(WORK, "perf-home")
+    shutil.rmtree(home, ignore_errors=True)
+    os.makedirs(home)
+    env = dict(os.environ, HOME=home)
+
+    def names(want):
+        got, _, text = perf_script(data, env=env)
+        want = {120: [":120 %x %s => %x %s" % (
+            a("tramp"), want[0], a("leaf"), want[1])]}
+        return rc == 0 and got == want, diff(want, got) + "\n" + text + err
+
+    ok, text = names(("tramp+0x0", "leaf+0x0"))
+    tap(ok, "perf.data file with the trace's build ID: the file it names "
+        "is symbolized", text)
+
+    with open(PROG, "rb") as f:
+        elf = f.read()
+    with open(path, "wb") as f:
+        f.write(elf.replace(bid, bytes(b ^ 0x5a for b in bid)))
+    ok, text = names(("[unknown]", "[unknown]"))
+    tap(ok, "perf.data file: the file at the path rebuilt since (another "
+        "build ID): perf names nothing from it", text)
+
+    # The file at the path stripped: names can only come from the cache.
+    p = subprocess.run(["strip", path], capture_output=True, text=True)
+    q = subprocess.run(["perf", "buildid-cache", "-a", PROG], env=env,
+                       capture_output=True, text=True)
+    ok, text = names(("tramp+0x0", "leaf+0x0"))
+    tap(p.returncode == 0 and q.returncode == 0 and ok,
+        "perf.data file: rebuilt since, but the mapped build is in perf's "
+        "build-id cache: symbolized from there",
+        p.stderr + q.stdout + q.stderr + text)
