@@ -303,6 +303,7 @@ void proc_set_comm(struct proc *p, const char *name, size_t len);
 void proc_add_jit(struct proc *p, u32 ns_pid, bool whole, const char *text,
 		  size_t len);
 const char *proc_comm(const struct proc *p);
+u32 proc_ppid(const struct proc *p);
 const struct mapset *proc_maps(const struct proc *p, unsigned int *gen);
 void proc_map(struct syms *st, struct proc *p, const struct mapping *m);
 void syms_prefetch(struct syms *st, const struct mapping *m);

@@ -10,10 +10,12 @@
  * - the attribute of one intel_bts event, user mode only, with one id
  *   (in the file's header, or a HEADER_ATTR record), and an AUXTRACE_INFO
  *   record that names perf's intel_bts decoder;
- * - per thread, a COMM record (its process and its name) before its first
- *   branch, the executable mappings of its process (MMAP2, with the build
- *   ID the trace gives) whenever they changed, a COMM record flagged as
- *   an exec after an exec, an EXIT record when it ends;
+ * - per thread, a FORK record if the trace saw it start (a process from
+ *   the parent the trace names, a thread from its process) and a COMM
+ *   record (its process and its name) before its first branch, the
+ *   executable mappings of its process (MMAP2, with the build ID the
+ *   trace gives) whenever they changed, a COMM record flagged as an exec
+ *   after an exec, an EXIT record when it ends;
  * - its branches as AUXTRACE records, one AUX queue per thread: each
  *   record is the 24-byte BTS record the hardware writes (from, to,
  *   flags).  A stay in the kernel is the record perf's intel_bts PMU gets
@@ -98,6 +100,7 @@ struct perf_state {
 struct perf_thread {
 	u32 queue;			/* its AUX queue */
 	u64 offset;			/* bytes written to it */
+	bool started;			/* BTS_THREAD_NEW: a FORK is due */
 	bool comm_written;
 	char comm[COMM_MAX];		/* the name it said */
 	bool maps_said;
@@ -357,6 +360,25 @@ static void put_comm(struct printer *pr, struct thread *t,
 }
 
 /*
+ * Where @t came from, as the kernel's FORK record says: the process and
+ * thread that made it.  The trace does not say which thread of the
+ * parent did: its main thread stands for it, as in the FORK records
+ * perf record makes up for the threads already there.
+ */
+static void put_fork(struct printer *pr, struct thread *t)
+{
+	u32 ppid = t->tid == t->pid ? proc_ppid(t->proc) : t->pid;
+	u32 ids[4] = { t->pid, ppid, t->tid, ppid };
+	u64 time = sideband_time(pr);
+
+	put_sideband_header(pr, PERF_RECORD_FORK, 0,
+			    sizeof(ids) + sizeof(time), NULL);
+	put(pr, ids, sizeof(ids));
+	put(pr, &time, sizeof(time));
+	put_sample_id(pr, t);
+}
+
+/*
  * The code perf needs to see: what is executable, file-backed or the
  * vDSO (which perf finds by that name).
  */
@@ -442,6 +464,10 @@ static void sync_thread(struct printer *pr, struct thread *t,
 	    (!comm || !strcmp(comm, pt->comm)))
 		return;
 	flush_pending(pr);
+	/* A new process whose parent the trace does not name: no FORK. */
+	if (pt->started && (t->tid != t->pid || proc_ppid(t->proc)))
+		put_fork(pr, t);
+	pt->started = false;
 	if (!pt->comm_written || pt->exec || (comm && strcmp(comm, pt->comm)))
 		put_comm(pr, t, pt);
 	if (!pt->maps_said || gen != pt->maps_gen) {
@@ -506,12 +532,23 @@ static void perf_lost(struct printer *pr, struct thread *t,
 static void perf_thread(struct printer *pr, struct thread *t,
 			unsigned int event)
 {
-	struct perf_thread *pt = t->out;
-	u32 ids[4] = { t->pid, t->pid, t->tid, t->tid };
+	struct perf_thread *pt;
+	/*
+	 * As the kernel's EXIT record: the parent process, pid and tid
+	 * (its main thread's: the trace does not know the thread that
+	 * made it), also for a thread.
+	 */
+	u32 ppid = proc_ppid(t->proc);
+	u32 ids[4] = { t->pid, ppid, t->tid, ppid };
 	u64 time = sideband_time(pr);
 
+	if (event == BTS_THREAD_NEW) {
+		thread_of(pr, t)->started = true;
+		return;
+	}
 	/* A thread that ends without a record was never said. */
-	if (event != BTS_THREAD_EXIT || !pt || !pt->comm_written)
+	pt = t->out;
+	if (!pt || !pt->comm_written)
 		return;
 	flush_pending(pr);
 	put_sideband_header(pr, PERF_RECORD_EXIT, 0,

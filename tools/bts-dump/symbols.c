@@ -130,6 +130,8 @@ struct proc {
 	 * still unprinted ran, would only blur them.
 	 */
 	bool announced;
+	/* its parent, as the first /proc snapshot naming one says; or 0 */
+	u32 ppid;
 	struct mapset maps;
 	/* bumped whenever @maps changes: cached lookups are per generation */
 	unsigned int gen;
@@ -261,6 +263,9 @@ void proc_add_maps(struct syms *st, struct proc *p, u32 ppid,
 	struct mapset snap;
 	struct image *i, **tail;
 
+	/* The first: a process whose parent died gets another one. */
+	if (!p->ppid && ppid != p->pid)
+		p->ppid = ppid;
 	if (p->announced)
 		return;
 	parent = ppid && ppid != p->pid ? proc_find(st, ppid) : NULL;
@@ -654,6 +659,12 @@ void proc_add_jit(struct proc *p, u32 ns_pid, bool whole, const char *text,
 const char *proc_comm(const struct proc *p)
 {
 	return p->comm[0] ? p->comm : NULL;
+}
+
+/* The pid of @p's parent, or 0 if the trace did not say. */
+u32 proc_ppid(const struct proc *p)
+{
+	return p->ppid;
 }
 
 /*

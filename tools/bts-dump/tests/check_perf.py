@@ -240,3 +240,47 @@ def test_perf_build_id():
         "perf.data file: rebuilt since, but the mapped build is in perf's "
         "build-id cache: symbolized from there",
         p.stderr + q.stdout + q.stderr + text)
+
+
+def test_perf_tasks():
+    """--format=perf: FORK and EXIT records as the kernel's"""
+    lines = "".join(rg.maps_lines(PROG))
+    data = (rg.header() +
+            rg.maps_chunk(130, lines, ppid=129) + rg.comm_chunk(130, "tasks") +
+            rg.maps_chunk(140, lines) + rg.comm_chunk(140, "orphan") +
+            rg.records_chunk([
+                rg.thread(130, 130, rg.THREAD_NEW),
+                rg.branch(a("tramp"), a("leaf")),
+                rg.thread(131, 130, rg.THREAD_NEW),
+                rg.branch(a("tramp", 5), a("raw_write")),
+                rg.thread(131, 130, rg.THREAD_EXIT),
+                rg.thread(140, 140, rg.THREAD_NEW),
+                rg.branch(a("leaf", 1), a("tramp", 5)),
+                rg.thread(140, 140, rg.THREAD_EXIT),
+                rg.thread(130, 130),
+                rg.branch(a("leaf", 1), a("tramp", 5)),
+                rg.thread(130, 130, rg.THREAD_EXIT)]))
+    path = os.path.join(WORK, "perf-tasks.data")
+    rc, out, err = run(write("perf-tasks.raw", data), "--format=perf", "-o",
+                       path)
+    p = subprocess.run(["perf", "script", "-f", "-i", path, "-F", "tid",
+                        "--itrace=be", "--show-task-events"],
+                       capture_output=True, text=True)
+    got = [line.split(None, 1)[1] for line in p.stdout.splitlines()
+           if "PERF_RECORD_" in line]
+    # the parent's (pid:tid) after the thread's; a thread's parent is
+    # its process, its process's parent is the one the snapshot names
+    want = ["PERF_RECORD_FORK(130:130):(129:129)",
+            "PERF_RECORD_COMM: tasks:130/130",
+            "PERF_RECORD_FORK(130:131):(130:130)",
+            "PERF_RECORD_COMM: tasks:130/131",
+            "PERF_RECORD_EXIT(130:131):(129:129)",
+            "PERF_RECORD_COMM: orphan:140/140",
+            "PERF_RECORD_EXIT(140:140):(0:0)",
+            "PERF_RECORD_EXIT(130:130):(129:129)"]
+    tap(rc == 0 and got == want,
+        "perf.data file: a FORK record for a new process from the parent "
+        "the trace names and for a new thread from its process, none for a "
+        "process of unknown parent; EXIT records name the parent process",
+        "expected:\n  %s\nperf script --show-task-events:\n  %s\n%s%s" % (
+            "\n  ".join(want), "\n  ".join(got), err, p.stderr))
