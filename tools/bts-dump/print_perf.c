@@ -12,10 +12,11 @@
  *   record that names perf's intel_bts decoder;
  * - per thread, a FORK record if the trace saw it start (a process from
  *   the parent the trace names, a thread from its process) and a COMM
- *   record (its process and its name) before its first branch, the
- *   executable mappings of its process (MMAP2, with the build ID the
- *   trace gives) whenever they changed, a COMM record flagged as an exec
- *   after an exec, an EXIT record when it ends;
+ *   record (its process and its name) before its first branch, a COMM
+ *   record flagged as an exec after an exec, an EXIT record when it ends;
+ * - per process, its executable mappings (MMAP2, with the build ID the
+ *   trace gives) before the first branch after each appeared or
+ *   changed;
  * - its branches as AUXTRACE records, one AUX queue per thread: each
  *   record is the 24-byte BTS record the hardware writes (from, to,
  *   flags).  A stay in the kernel is the record perf's intel_bts PMU gets
@@ -47,6 +48,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+
+#include <linux/hashtable.h>
 
 #include "print.h"
 
@@ -84,6 +87,8 @@ struct sample_id {
 
 /* BTS records written per AUXTRACE record at most */
 #define AUX_BATCH			4096
+/* the processes' state: 2^PROC_HASH_BITS buckets */
+#define PROC_HASH_BITS			10
 
 struct perf_state {
 	struct thread *pending;		/* whose records are in @buf */
@@ -94,17 +99,30 @@ struct perf_state {
 	off_t data_at;			/* where its records start */
 	u32 next_queue;
 	int failed;			/* a write's errno: finish() says so */
+	DECLARE_HASHTABLE(procs, PROC_HASH_BITS);
+};
+
+/*
+ * What the file has said of a process's code.  perf keeps the mappings
+ * per process, for all its threads, until one overlapping comes: each
+ * needs saying once.
+ */
+struct perf_proc {
+	u32 pid;
+	bool maps_said;
+	unsigned int maps_gen;		/* of the mappings it said */
+	struct mapset maps;		/* the mappings as said */
+	struct hlist_node node;		/* in perf_state::procs, by pid */
 };
 
 /* What the file has said of a thread so far. */
 struct perf_thread {
+	struct perf_proc *proc;		/* its process's */
 	u32 queue;			/* its AUX queue */
 	u64 offset;			/* bytes written to it */
 	bool started;			/* BTS_THREAD_NEW: a FORK is due */
 	bool comm_written;
 	char comm[COMM_MAX];		/* the name it said */
-	bool maps_said;
-	unsigned int maps_gen;		/* of the mappings it said */
 	bool exec;			/* an exec since: the next COMM says so */
 };
 
@@ -122,12 +140,27 @@ static struct perf_state *state_of(struct printer *pr)
 	return pr->out_state;
 }
 
+static struct perf_proc *proc_of(struct printer *pr, u32 pid)
+{
+	struct perf_state *st = state_of(pr);
+	struct perf_proc *pp;
+
+	hash_for_each_possible(st->procs, pp, node, pid)
+		if (pp->pid == pid)
+			return pp;
+	pp = xcalloc(1, sizeof(*pp));
+	pp->pid = pid;
+	hash_add(st->procs, &pp->node, pid);
+	return pp;
+}
+
 static struct perf_thread *thread_of(struct printer *pr, struct thread *t)
 {
 	struct perf_thread *pt = t->out;
 
 	if (!pt) {
 		pt = xcalloc(1, sizeof(*pt));
+		pt->proc = proc_of(pr, t->pid);
 		pt->queue = state_of(pr)->next_queue++;
 		t->out = pt;
 	}
@@ -444,23 +477,57 @@ static void put_mmap(struct printer *pr, struct thread *t,
 	put_sample_id(pr, t);
 }
 
+/* Whether perf's record of @a says all it would of @b. */
+static bool same_mapping(const struct mapping *a, const struct mapping *b)
+{
+	return a->start == b->start && a->end == b->end &&
+	       a->offset == b->offset && a->inode == b->inode &&
+	       a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       !strcmp(a->perms, b->perms) && !strcmp(a->path, b->path) &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len);
+}
+
+/*
+ * The executable mappings of @t's process that it has not said as they
+ * are now.  One gone needs no word: code runs there no more, and the
+ * next one mapped over it replaces it in perf too.
+ */
+static void put_maps(struct printer *pr, struct thread *t,
+		     struct perf_proc *pp, const struct mapset *maps,
+		     unsigned int gen)
+{
+	const struct mapping *m, *said;
+	size_t i;
+
+	for (i = 0; i < maps->n; i++) {
+		m = &maps->v[i];
+		said = mapset_find(&pp->maps, m->start);
+		if (code_mapping(m) && (!said || !same_mapping(said, m)))
+			put_mmap(pr, t, m);
+	}
+	mapset_free(&pp->maps);
+	mapset_copy(&pp->maps, maps);
+	pp->maps_said = true;
+	pp->maps_gen = gen;
+}
+
 /*
  * Before a record of @t: what perf must know first, its name and its
- * process's code as of now.  Every executable mapping is said again when
- * any changed: perf keeps a mapping until one overlapping it comes.
+ * process's code as of now.
  */
 static void sync_thread(struct printer *pr, struct thread *t,
 			struct perf_thread *pt)
 {
+	struct perf_proc *pp = pt->proc;
 	const struct mapset *maps;
 	unsigned int gen;
 	const char *comm;
-	size_t i;
 
 	maps = proc_maps(t->proc, &gen);
 	comm = proc_comm(t->proc);
-	if (pt->comm_written && !pt->exec && pt->maps_said &&
-	    gen == pt->maps_gen &&
+	if (pt->comm_written && !pt->exec && pp->maps_said &&
+	    gen == pp->maps_gen &&
 	    (!comm || !strcmp(comm, pt->comm)))
 		return;
 	flush_pending(pr);
@@ -470,13 +537,8 @@ static void sync_thread(struct printer *pr, struct thread *t,
 	pt->started = false;
 	if (!pt->comm_written || pt->exec || (comm && strcmp(comm, pt->comm)))
 		put_comm(pr, t, pt);
-	if (!pt->maps_said || gen != pt->maps_gen) {
-		for (i = 0; i < maps->n; i++)
-			if (code_mapping(&maps->v[i]))
-				put_mmap(pr, t, &maps->v[i]);
-		pt->maps_said = true;
-		pt->maps_gen = gen;
-	}
+	if (!pp->maps_said || gen != pp->maps_gen)
+		put_maps(pr, t, pp, maps, gen);
 }
 
 static void put_record(struct printer *pr, struct thread *t, u64 from, u64 to)
@@ -529,6 +591,12 @@ static void perf_lost(struct printer *pr, struct thread *t,
 	put_sample_id(pr, t);
 }
 
+static void forget_maps(struct perf_proc *pp)
+{
+	mapset_free(&pp->maps);
+	pp->maps_said = false;
+}
+
 static void perf_thread(struct printer *pr, struct thread *t,
 			unsigned int event)
 {
@@ -543,7 +611,14 @@ static void perf_thread(struct printer *pr, struct thread *t,
 	u64 time = sideband_time(pr);
 
 	if (event == BTS_THREAD_NEW) {
-		thread_of(pr, t)->started = true;
+		pt = thread_of(pr, t);
+		pt->started = true;
+		/*
+		 * A new process of a pid used before: perf forgets the old
+		 * one's mappings at its FORK.
+		 */
+		if (t->tid == t->pid)
+			forget_maps(pt->proc);
 		return;
 	}
 	/* A thread that ends without a record was never said. */
@@ -599,7 +674,17 @@ static int perf_finish(struct printer *pr)
 
 static void perf_free(struct printer *pr)
 {
-	free(pr->out_state);
+	struct perf_state *st = pr->out_state;
+	struct perf_proc *pp;
+	struct hlist_node *tmp;
+	unsigned int b;
+
+	if (st)
+		hash_for_each_safe(st->procs, b, tmp, pp, node) {
+			mapset_free(&pp->maps);
+			free(pp);
+		}
+	free(st);
 }
 
 const struct output output_perf = {

@@ -1275,6 +1275,7 @@ for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
           check_files.test_files,
           test_bad_input, check_perf.test_perf,
           check_perf.test_perf_build_id, check_perf.test_perf_tasks,
+          check_perf.test_perf_mmaps,
           check_pt.test_pt, check_pt.test_pt32,
           check_inline.test_inline, check_inline.test_debuginfo_hint,
           test_help_man, test_usage):

@@ -11,6 +11,7 @@ bts-dump.
 """
 
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -284,3 +285,51 @@ def test_perf_tasks():
         "process of unknown parent; EXIT records name the parent process",
         "expected:\n  %s\nperf script --show-task-events:\n  %s\n%s%s" % (
             "\n  ".join(want), "\n  ".join(got), err, p.stderr))
+
+
+def test_perf_mmaps():
+    """--format=perf: each mapping said once, for its process"""
+    data = (rg.header() +
+            rg.maps_chunk(150, rg.maps_lines(PROG)) +
+            rg.comm_chunk(150, "maps") +
+            rg.records_chunk([
+                rg.thread(150, 150, rg.THREAD_NEW),
+                rg.branch(a("tramp"), a("leaf")),
+                rg.thread(151, 150, rg.THREAD_NEW),
+                rg.branch(a("tramp", 5), a("raw_write")),
+                rg.thread(150, 150),
+                *rg.map_file(PROG_PIE, PIE_BIAS),
+                rg.branch(p("tramp", 5), p("raw_write")),
+                rg.thread(151, 150),
+                rg.branch(a("leaf", 1), a("tramp", 5)),
+                rg.branch(p("raw_write", 7), p("tramp", 10))]))
+    path = os.path.join(WORK, "perf-mmaps.data")
+    rc, out, err = run(write("perf-mmaps.raw", data), "--format=perf", "-o",
+                       path)
+    q = subprocess.run(["perf", "script", "-f", "-i", path, "-F", "tid",
+                        "--itrace=be", "--show-mmap-events"],
+                       capture_output=True, text=True)
+    got = sorted((int(m[1]), int(m[2], 16), m[3]) for m in (
+        re.search(r"PERF_RECORD_MMAP2 (\d+)/\d+: \[(0x[0-9a-f]+)\(.* (\S+)$",
+                  line) for line in q.stdout.splitlines()
+        if "PERF_RECORD_MMAP2" in line))
+    want = sorted([(150, s, PROG) for s, _ in rg.exec_ranges(PROG)] +
+                  [(150, s, PROG_PIE)
+                   for s, _ in rg.exec_ranges(PROG_PIE, PIE_BIAS)])
+    tap(rc == 0 and got == want,
+        "perf.data file: each code mapping in one MMAP2 record, for its "
+        "process, whichever of its threads runs it, and when mappings "
+        "change only the new ones",
+        "expected (pid, start, path):\n  %s\nperf script "
+        "--show-mmap-events:\n  %s\n%s%s" % (
+            "\n  ".join(map(str, want)), "\n  ".join(map(str, got)), err,
+            q.stderr))
+    got, _, text = perf_script(path)
+    want = expected({
+        150: [("maps", a("tramp"), a("leaf"), S, 0),
+              ("maps", p("tramp", 5), p("raw_write"), SP, PIE_BIAS)],
+        151: [("maps", a("tramp", 5), a("raw_write"), S, 0),
+              ("maps", a("leaf", 1), a("tramp", 5), S, 0),
+              ("maps", p("raw_write", 7), p("tramp", 10), SP, PIE_BIAS)]})
+    tap(got == want, "perf.data file: so each thread's branches are "
+        "symbolized in the mappings of their time", diff(want, got) + text)
