@@ -254,6 +254,9 @@ void decode_exit(void);
 bool decode(const unsigned char *code, size_t len, u64 addr, bool is64,
 	    struct insn *out);
 
+/* insn_len.c: the length of an instruction capstone does not know */
+unsigned int insn_len(const u8 *code, size_t len, bool is64);
+
 /* symbols.c */
 struct addr_info {
 	const char *sym;	/* function, NULL if unknown */

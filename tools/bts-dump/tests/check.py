@@ -23,6 +23,7 @@ from checklib import (BTS_DUMP, WORK, PROG, PROG_PIE, PROG32, SRC, results,
 import check_devtools
 import check_files
 import check_inline
+import check_insn_len
 import check_jit
 import check_order
 import check_perf
@@ -1260,7 +1261,8 @@ def test_symtab():
         "fails", p.stdout)
 
 
-for t in (test_symtab, test_text_json, test_calls_insn, test_calls_jump_out,
+for t in (test_symtab, check_insn_len.test_insn_len,
+          test_text_json, test_calls_insn, test_calls_jump_out,
           test_folded_chrome, test_chrome_time,
           check_devtools.test_devtools, test_pie,
           test_demangle, test_elf32, test_vdso,

@@ -111,4 +111,29 @@ jump_inner:
 	jmp	jump_back
 	.size	jump_inner, .-jump_inner
 
+/*
+ * Only measured (tests/check_insn_len.py): XOP, with its immediates;
+ * VEX and EVEX with SIB, disp32, prefixes.
+ */
+	.globl	len_only
+	.type	len_only, @function
+len_only:
+	vpcmov	%xmm1, %xmm2, %xmm3, %xmm4
+	vprotd	$3, %xmm1, %xmm2
+	vfrczps	%xmm1, %xmm2
+	bextr	$0x1234, %eax, %ebx
+	vpcmpub	$2, 0x12345678(,%r9,8), %zmm5, %k3{%k4}
+	vpshufb	-0x80(%rsp), %zmm30, %zmm29
+	vpbroadcastb	%eax, %zmm20
+	vmovdqu8	%fs:(%eax), %zmm9
+	vextracti32x4	$1, %zmm2, 0x10(%rsp)
+	vcmpph	$1, %zmm1, %zmm2, %k1
+	vpsllw	$3, %zmm1, %zmm2
+	vpinsrw	$1, %eax, %xmm1, %xmm2
+	endbr64
+	rdsspd	%eax
+	wrpkru
+	ret
+	.size	len_only, .-len_only
+
 	.section .note.GNU-stack, "", @progbits

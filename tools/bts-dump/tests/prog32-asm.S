@@ -48,4 +48,27 @@ inc32:
 	ret
 	.size	inc32, .-inc32
 
+/*
+ * Only measured (tests/check_insn_len.py): in 32-bit code, 62, c4 and c5
+ * are EVEX and VEX only where ModRM.mod would be 11, else bound, les, lds;
+ * 16-bit addresses.
+ */
+	.globl	len_only32
+	.type	len_only32, @function
+len_only32:
+	vptestnmb	%zmm0, %zmm1, %k0
+	vpcmpeqb	0x40(%esi,%edi,4), %zmm7, %k1
+	vpternlogd	$0xde, 0x12345678, %zmm1, %zmm2
+	kmovd	%k0, %eax
+	vpcmpeqb	(%bx,%si), %zmm1, %k1
+	vpcmpeqb	0x1234(%bp,%di), %zmm1, %k1
+	vpcmpeqb	0x12(%bx), %zmm1, %k1
+	vpaddd	0x1234, %ymm1, %ymm2
+	bound	%eax, (%ecx)
+	les	0x10(%ebx), %eax
+	lds	(%bx,%di), %ecx
+	rdsspd	%eax
+	ret
+	.size	len_only32, .-len_only32
+
 	.section .note.GNU-stack, "", @progbits
