@@ -3,7 +3,8 @@
  * One x86 instruction, decoded with capstone: what kind of branch it is
  * (for --calls, --insn's block ends and system calls) and how it names its
  * target (for --format=pt), what it does to
- * eax (for system call numbers), and its text (for --insn).
+ * eax (for system call numbers), and its text (for --insn).  What capstone
+ * does not know is measured by insn_len.c.
  */
 #include <capstone/capstone.h>
 #include <err.h>
@@ -166,17 +167,47 @@ static void eax_of(csh h, const cs_insn *i, struct insn *out)
 	}
 }
 
+/*
+ * An instruction capstone does not know (capstone 4: AVX-512, CET),
+ * measured by insn_len(), which refuses branches: straight-line code to
+ * walk through.  Whether it writes eax cannot be told (kmovd %k0, %eax
+ * does), so it is taken to.
+ */
+static bool decode_len(const unsigned char *code, size_t len, u64 addr,
+		       bool is64, struct insn *out)
+{
+	unsigned int n = insn_len(code, len, is64), k;
+	int at;
+
+	if (!n)
+		return false;
+	out->addr = addr;
+	out->len = n;
+	out->is64 = is64;
+	out->kind = INSN_OTHER;
+	out->form = BRANCH_NONE;
+	out->target = 0;
+	out->vector = -1;
+	out->eax = EAX_CLOBBER;
+	at = snprintf(out->text, sizeof(out->text), "(unknown to capstone)");
+	for (k = 0; k < n; k++)
+		at += snprintf(out->text + at, sizeof(out->text) - at, " %02x",
+			       code[k]);
+	return true;
+}
+
 bool decode(const unsigned char *code, size_t len, u64 addr, bool is64,
 	    struct insn *out)
 {
 	csh h = is64 ? cs64 : cs32;
 	cs_insn *ci = is64 ? ci64 : ci32;
 	const u8 *p = code;
+	size_t left = len;
 	/* capstone's type, which is not quite u64's */
 	uint64_t a = addr;
 
-	if (!cs_disasm_iter(h, &p, &len, &a, ci))
-		return false;
+	if (!cs_disasm_iter(h, &p, &left, &a, ci))
+		return decode_len(code, len, addr, is64, out);
 	out->addr = addr;
 	out->len = ci->size;
 	out->is64 = is64;

@@ -1262,7 +1262,7 @@ def test_symtab():
 
 
 for t in (test_symtab, check_insn_len.test_insn_len,
-          test_text_json, test_calls_insn, test_calls_jump_out,
+          check_insn_len.test_insn_walk, test_text_json, test_calls_insn, test_calls_jump_out,
           test_folded_chrome, test_chrome_time,
           check_devtools.test_devtools, test_pie,
           test_demangle, test_elf32, test_vdso,
@@ -1278,7 +1278,7 @@ for t in (test_symtab, check_insn_len.test_insn_len,
           test_bad_input, check_perf.test_perf,
           check_perf.test_perf_build_id, check_perf.test_perf_tasks,
           check_perf.test_perf_mmaps,
-          check_pt.test_pt, check_pt.test_pt32,
+          check_pt.test_pt, check_pt.test_pt32, check_pt.test_pt_unknown,
           check_inline.test_inline, check_inline.test_debuginfo_hint,
           test_help_man, test_usage):
     try:

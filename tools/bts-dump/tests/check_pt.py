@@ -14,6 +14,7 @@ import os
 import subprocess
 
 import rawgen as rg
+from check_insn_len import objdump_insns, vec_trace
 from checklib import PROG, PROG32, WORK, nm, run, tap, write
 
 S = nm(PROG)
@@ -167,5 +168,25 @@ def test_pt32():
     tap(rc == 0 and drc == 0 and got == want,
         "PT stream of 32-bit code: its MODE.exec packets make libipt decode "
         "it as such (in 64-bit code inc32's inc would prefix its ret)",
+        "expected:\n  " + "\n  ".join(want) + "\ngot:\n  " +
+        "\n  ".join(got) + "\n" + err + derr)
+
+
+def test_pt_unknown():
+    """--format=pt through instructions capstone cannot decode"""
+    insns = objdump_insns(PROG, "vec_scan")
+    branches = vec_trace(insns, a("vec_caller"))
+    f = write("pt-vec.raw", rg.header() +
+              rg.maps_chunk(98, "".join(rg.maps_lines(PROG))) +
+              rg.records_chunk([rg.thread(98, 98, rg.THREAD_NEW)] +
+                               [rg.branch(*b) for b in branches]))
+    # the trace's end: tracing stops where the thread was
+    want = ["%x => %x" % b for b in branches + [(branches[-1][1], 0)]]
+    out = os.path.join(WORK, "pt-vec.pt")
+    rc, _, err = run(f, "--format=pt", "-o", out)
+    drc, got, derr = decode(out) if rc == 0 else (1, [], "")
+    tap(rc == 0 and drc == 0 and got == want and "overflow" not in err,
+        "PT stream: the code run through AVX-512 and CET instructions "
+        "capstone cannot decode, the jz between not taken, no overflow",
         "expected:\n  " + "\n  ".join(want) + "\ngot:\n  " +
         "\n  ".join(got) + "\n" + err + derr)

@@ -112,6 +112,39 @@ jump_inner:
 	.size	jump_inner, .-jump_inner
 
 /*
+ * Instructions capstone 4 cannot decode between branches, as glibc's
+ * __strlen_evex and libgcc's unwinder run them: AVX-512 (EVEX, maps 2, 3
+ * and AVX512-FP16's 5; RIP-relative, disp8*N), VEX mask moves, CET's
+ * shadow stack reads.  vec_caller calls vec_scan; its jz is not taken,
+ * its jnz is, over the nop.
+ */
+	.globl	vec_caller
+	.type	vec_caller, @function
+vec_caller:
+	call	vec_scan
+	ret
+	.size	vec_caller, .-vec_caller
+
+	.globl	vec_scan
+	.type	vec_scan, @function
+vec_scan:
+	vptestnmb	%zmm0, %zmm0, %k0
+	kmovq	%k0, %rax
+	test	%rax, %rax
+	jz	1f
+	vpcmpeqb	(%rdi), %ymm16, %k1
+	vpcmpltub	0x40(%rdi,%rcx,2), %zmm17, %k2
+	vpternlogd	$0xde, 0x100(%rip), %zmm1, %zmm2
+	rdsspq	%rax
+	incsspq	%rax
+	vaddph	%zmm1, %zmm2, %zmm3
+	kortestd	%k1, %k2
+	jnz	1f
+	nop
+1:	ret
+	.size	vec_scan, .-vec_scan
+
+/*
  * Only measured (tests/check_insn_len.py): XOP, with its immediates;
  * VEX and EVEX with SIB, disp32, prefixes.
  */
