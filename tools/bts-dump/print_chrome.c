@@ -21,6 +21,7 @@
  * in the trace as its x-axis.  The tracks' names and the document's
  * otherData say which.
  */
+#include <search.h>
 #include <string.h>
 
 #include "print_tree.h"
@@ -43,7 +44,8 @@ static const char chrome_record_axis[] =
 
 /* An event, until its time is known. */
 struct chrome_pending {
-	const char *name;	/* interned; an M event's: the track's name */
+	/* interned; of a 'M' ('P') event: the thread's (process's) name */
+	const char *name;
 	u64 at;			/* the thread's records before its record */
 	u64 seq;		/* the trace's records before it */
 	char ph;
@@ -103,7 +105,8 @@ static void chrome_write(struct printer *pr, const struct thread *t,
 	fputs(tr->events ? ",\n" : "{\"traceEvents\":[\n", f);
 	tr->events = true;
 	fprintf(f, "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":",
-		e->ph == 'E' ? 'X' : e->ph, t->pid, t->tid);
+		e->ph == 'E' ? 'X' : e->ph == 'P' ? 'M' : e->ph, t->pid,
+		t->tid);
 	if (e->ph == 'E') {
 		begun = tt->begun[tt->nbegun - 1 - out];
 		chrome_ts(f, timed, begun);
@@ -112,8 +115,9 @@ static void chrome_write(struct printer *pr, const struct thread *t,
 	} else {
 		chrome_ts(f, timed, at);
 	}
-	if (e->ph == 'M') {
-		fputs(",\"name\":\"thread_name\",\"args\":{\"name\":\"", f);
+	if (e->ph == 'M' || e->ph == 'P') {
+		fprintf(f, ",\"name\":\"%s_name\",\"args\":{\"name\":\"",
+			e->ph == 'P' ? "process" : "thread");
 		json_esc(f, e->name);
 		fputs(timed ? " (x-axis: time)\"}}" :
 			      " (x-axis: branch records, not time)\"}}", f);
@@ -315,18 +319,37 @@ static void chrome_stamp(struct printer *pr, struct thread *t, u64 ns)
 		chrome_flush(pr, t, tt->last_at - 1);
 }
 
-/* @t's track, named (chrome_write() says what its x-axis is) first. */
+static int pid_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * @t's track, named (chrome_write() says what its x-axis is) first; and
+ * its process's group of tracks, the first time, for the viewer shows a
+ * group's name where a track's is folded away.
+ */
 static void chrome_track(struct printer *pr, struct thread *t)
 {
-	const char *comm;
+	struct tree *tr = tree_of(pr);
 	char label[80 + COMM_MAX];
+	void *pid = (void *)(uintptr_t)t->pid;
+	const char *comm;
 
 	if (t->out)
 		return;
 	comm = proc_comm(t->proc);
+	if (!tfind(pid, &tr->named_pids, pid_cmp)) {
+		if (!tsearch(pid, &tr->named_pids, pid_cmp))
+			abort();
+		/* The viewer adds the pid. */
+		chrome_event(pr, t, 'P', intern(tr, comm ? comm : "process"));
+	}
 	snprintf(label, sizeof(label), "%s%stid %u", comm ? comm : "",
 		 comm ? " " : "", t->tid);
-	chrome_event(pr, t, 'M', intern(tree_of(pr), label));
+	chrome_event(pr, t, 'M', intern(tr, label));
 }
 
 /* An instant event on @t's track: a system call, a loss, a marker. */

@@ -115,6 +115,10 @@ void tree_thread_free(struct printer *pr, struct thread *t)
 	free(tt);
 }
 
+static void no_free(void *key __maybe_unused)
+{
+}
+
 void tree_free(struct printer *pr)
 {
 	struct tree *tr = pr->out_state;
@@ -124,6 +128,8 @@ void tree_free(struct printer *pr)
 	tdestroy(tr->index, free);
 	free(tr->nodes);
 	tdestroy(tr->names, free);
+	/* Its keys are pids, not pointers to anything. */
+	tdestroy(tr->named_pids, no_free);
 	free(tr);
 }
 

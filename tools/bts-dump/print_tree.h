@@ -52,6 +52,7 @@ struct tree {
 	size_t nnodes;
 	size_t nodes_cap;
 	bool events;		/* chrome: an event was written */
+	void *named_pids;	/* chrome: tsearch() tree of named processes */
 	/* chrome: enum chrome_axis, and what decides it */
 	unsigned int axis;
 	u64 untimed;		/* events held before any time came */

@@ -503,7 +503,8 @@ def test_comm():
         if rc == 0 else []
     rc2, out2, err2 = run(f, "--format=chrome")
     names = [e["args"]["name"] for e in json.loads(out2)["traceEvents"]
-             if e["ph"] == "M"] if rc2 == 0 else []
+             if e["ph"] == "M" and e["name"] == "thread_name"] \
+        if rc2 == 0 else []
     rc3, out3, err3 = run(f, "--format=folded")
     tap(rc == rc2 == rc3 == 0 and
         [r.get("comm") for r in recs] == ['sh "x"'] * 2 + ["prog"] * 2 and
@@ -1025,9 +1026,10 @@ def test_folded_chrome():
                 [(None, None)]) if nxt[0] != ts]
     names = [e for e in doc.get("traceEvents", []) if e.get("ph") == "M"]
     tap(rc == 0 and not bad and seen == landed + [""] and
-        len(names) == 1 and "not time" in names[0]["args"]["name"],
+        [e["name"] for e in names] == ["process_name", "thread_name"] and
+        all("not time" in e["args"]["name"] for e in names),
         "chrome: valid trace events; complete events follow the calls, the "
-        "track says its x-axis is not time",
+        "track and its process say the x-axis is not time",
         "\n".join(bad) + "\n" + "\n".join(seen) + "\n" + out + err)
 
     # The static trace: a system call and a signal handler.
@@ -1132,7 +1134,7 @@ def test_chrome_time():
               ("E", "tramp", 15.0)]
     got90, got91 = ts.get(90, []), ts.get(91, [])
     names = [e["args"]["name"] for e in doc["traceEvents"]
-             if e["ph"] == "M"]
+             if e["ph"] == "M" and e["name"] == "thread_name"]
     axis = doc.get("otherData", {}).get("x-axis", "")
     ok = rc == 0 and not bad and got90 == want90 and got91 == want91 and \
         len(names) == 2 and all(n.endswith("(x-axis: time)") for n in names) \
