@@ -24,6 +24,9 @@ packages=(
 	linux-perf gdb elfutils libdw-dev libcapstone-dev libipt-dev valgrind util-linux
 	# bts-dump's C++ and Rust demangler
 	libiberty-dev
+	# bts-dump's files by build ID from debuginfod servers, and a local
+	# server for its test
+	libdebuginfod-dev debuginfod
 	# the bts tracer's trace-cmd test (tests/trace-bts) and plugin
 	# (tools/tracing/bts)
 	trace-cmd libtraceevent-dev

@@ -18,8 +18,10 @@
 #define _GNU_SOURCE
 #include <err.h>
 #include <errno.h>
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdlib.h>
@@ -42,6 +44,8 @@
 struct elf_file {
 	char *path;
 	const char *name;	/* base name, for display */
+	/* a copy's (by_build_id()): the base name of the path it was at */
+	char *copy_of;
 	unsigned char *data;
 	size_t size;
 	bool mapped;		/* @data is an mmap() of the file */
@@ -159,6 +163,8 @@ struct syms {
 	struct addr_info ai;	/* what proc_addr() returned last */
 	bool demangle;		/* C++ and Rust names */
 	struct insn_slot *insn_cache;
+	/* NULL until a file is looked for by build ID */
+	debuginfod_client *debuginfod;
 };
 
 /* Not a name: a memo slot in no use. */
@@ -222,9 +228,12 @@ void syms_free(struct syms *st)
 		free(f->plt_names);
 		free(f->loads);
 		free(f->path);
+		free(f->copy_of);
 		free(f);
 	}
 	free(st->insn_cache);
+	if (st->debuginfod)
+		debuginfod_end(st->debuginfod);
 	free(st);
 }
 
@@ -857,17 +866,89 @@ void syms_prefetch(struct syms *st, const struct mapping *m)
 		mapped_file(st, m);
 }
 
-/* The file a mapping's path names now, if it is the one mapped. */
+/* The copy at @path, of the file @map mapped, if it is one. */
+static struct elf_file *copy_at(struct syms *st, const char *path,
+				const struct mapping *map)
+{
+	u64 hash = hash_bytes(path, strlen(path));
+	struct elf_file *f;
+
+	/* Copies by build ID do not change: one read each. */
+	hash_for_each_possible(st->files_by_hash, f, node, hash)
+		if (f->mapped && f->hash == hash && !strcmp(f->path, path))
+			goto found;
+	f = file_open(st, path, hash);
+	if (!f->usable)
+		return NULL;
+	f->copy_of = xstrdup(base_name(map->path));
+	f->name = f->copy_of;
+found:
+	return f->usable && !file_differs(f, map) ? f : NULL;
+}
+
+/*
+ * The file of @map's build ID where debuggers find one that was rebuilt
+ * or replaced since it ran: perf's build-ID cache (perf record and perf
+ * buildid-cache -a copy files there: $PERF_BUILDID_DIR, else ~/.debug,
+ * the file .build-id/ab/cdef.../elf), then the debuginfod servers
+ * $DEBUGINFOD_URLS names, as gdb and perf ask them.
+ */
+static struct elf_file *by_build_id(struct syms *st, const struct mapping *map)
+{
+	char hex[2 * BUILD_ID_MAX + 1], path[PATH_MAX];
+	const char *dir = getenv("PERF_BUILDID_DIR");
+	const char *home = getenv("HOME");
+	struct elf_file *f = NULL;
+	char *fetched = NULL;
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < map->build_id_len; i++)
+		sprintf(hex + 2 * i, "%02x", map->build_id[i]);
+	if (dir || home) {
+		snprintf(path, sizeof(path), "%s%s/.build-id/%.2s/%s/elf",
+			 dir ?: home, dir ? "" : "/.debug", hex, hex + 2);
+		if (!access(path, R_OK))
+			f = copy_at(st, path, map);
+	}
+	if (f || !getenv("DEBUGINFOD_URLS"))
+		return f;
+	if (!st->debuginfod)
+		st->debuginfod = debuginfod_begin();
+	if (!st->debuginfod)
+		return NULL;
+	/* A path in the client's cache, which the next lookup finds. */
+	fd = debuginfod_find_executable(st->debuginfod, map->build_id,
+					map->build_id_len, &fetched);
+	if (fd >= 0) {
+		close(fd);
+		f = copy_at(st, fetched, map);
+	}
+	free(fetched);
+	return f;
+}
+
+/*
+ * The file a mapping's path names now, if it is the one mapped; else one
+ * of the same build ID from a build-ID cache or debuginfod.
+ */
 static struct elf_file *path_file(struct syms *st, struct mapping *map)
 {
-	struct elf_file *f = mapped_file(st, map);
+	struct elf_file *f = mapped_file(st, map), *copy;
 	const char *differs = f->usable ? file_differs(f, map) : NULL;
 
+	if (differs && map->build_id_len) {
+		copy = by_build_id(st, map);
+		if (copy)
+			return copy;
+	}
 	if (differs) {
 		/* Its names would be another program's: none. */
 		if (!f->said)
-			warnx("%s: not the file the trace mapped (its %s differs: rebuilt or replaced since): its addresses are not symbolized",
-			      map->path, differs);
+			warnx("%s: not the file the trace mapped (its %s differs: rebuilt or replaced since): its addresses are not symbolized%s",
+			      map->path, differs, map->build_id_len ?
+			      "; none of its build ID in perf's build-ID cache or from debuginfod (perf buildid-cache -a FILE keeps a copy)" :
+			      "");
 		f->said = true;
 		return NULL;
 	}

@@ -6,8 +6,10 @@ get no names from it."""
 
 import os
 import shutil
+import socket
 import subprocess
 import time
+import urllib.request
 
 import rawgen as rg
 from checklib import (BTS_DUMP, PROG, PROG_PIE, WORK, jsonl, nm, run, tap,
@@ -167,3 +169,78 @@ def test_files():
             "files: a file rebuilt during the trace: the old build's and "
             "the new one's mappings each named from their version (%s)" %
             fmt, "\n".join(got) + "\n" + err.decode())
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_by_build_id():
+    """A file rebuilt since it ran: named from a copy of its build ID, in
+    perf's build-ID cache or from a debuginfod server"""
+    bid = rg.build_id(PROG)
+    path = os.path.join(WORK, "rebuilt")
+    with open(PROG, "rb") as src:
+        data = src.read()
+    with open(path, "wb") as dst:
+        dst.write(data.replace(bid, bytes(b ^ 0x5a for b in bid)))
+    os.chmod(path, 0o755)
+    f = mapped(path, 110, build_id=bid)
+    home = os.path.join(WORK, "home")
+    os.makedirs(home, exist_ok=True)
+    env = dict(os.environ, HOME=home)
+
+    def dump(env):
+        p = subprocess.run([BTS_DUMP, "-i", f, "--format=jsonl"], env=env,
+                           capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    rc, out, err = dump(env)
+    tap(rc == 0 and branches(out) == [(None, None, "rebuilt")] and
+        said(err, path, "build ID") and "perf buildid-cache -a" in err,
+        "build ID: none cached: no names, and bts-dump says where it looked",
+        out + err)
+    # A copy of the build that ran, kept as perf keeps it.
+    keep = os.path.join(WORK, "kept", "rebuilt")
+    os.makedirs(os.path.dirname(keep), exist_ok=True)
+    shutil.copy(PROG, keep)
+    p = subprocess.run(["perf", "buildid-cache", "-a", keep], env=env,
+                       capture_output=True, text=True)
+    rc, out, err = dump(env)
+    tap(p.returncode == 0 and rc == 0 and
+        branches(out) == [("tramp", "leaf", "rebuilt")] and
+        "not the file" not in err,
+        "build ID: perf buildid-cache -a's copy names the rebuilt file's "
+        "mapping", p.stderr + out + err)
+    shutil.rmtree(os.path.join(home, ".debug"))
+
+    # A debuginfod server on this machine that has the build that ran.
+    port = free_port()
+    srv = subprocess.Popen(["debuginfod", "-p", str(port), "-F",
+                            os.path.dirname(keep), "-d",
+                            os.path.join(WORK, "debuginfod.sqlite")],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    url = "http://127.0.0.1:%d" % port
+    try:
+        # Ready when it has scanned the folder and serves the file.
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen("%s/buildid/%s/executable" %
+                                       (url, bid.hex()), timeout=5).read()
+                break
+            except OSError:
+                time.sleep(0.5)
+        rc, out, err = dump(dict(env, DEBUGINFOD_URLS=url,
+                                 DEBUGINFOD_CACHE_PATH=os.path.join(
+                                     WORK, "debuginfod-cache")))
+    finally:
+        srv.terminate()
+        srv.wait()
+    tap(rc == 0 and branches(out) == [("tramp", "leaf", "rebuilt")] and
+        "not the file" not in err,
+        "build ID: a debuginfod server's copy names the rebuilt file's "
+        "mapping", out + err)

@@ -9,6 +9,11 @@ import sys
 
 BTS_DUMP, WORK, PROG, PROG_PIE, PROG32, SRC = sys.argv[1:7]
 
+# Files by build ID come from where the tests put them, not from the
+# machine's perf cache or a debuginfod server on the network.
+os.environ.pop("DEBUGINFOD_URLS", None)
+os.environ["HOME"] = WORK
+
 results = []
 
 
