@@ -408,6 +408,7 @@ struct symtab;
 struct symtab *symtab_read(struct Dwfl_Module *mod, bool demangle);
 const char *symtab_find(struct symtab *t, u64 addr, u64 *off);
 bool symtab_has_functions(const struct symtab *t);
+const char *symtab_shown_name(struct symtab *t, const char *name);
 void symtab_free(struct symtab *t);
 
 /* util.c */

@@ -11,12 +11,28 @@
 
 #include "bts-dump.h"
 
+/*
+ * The function's linkage name where it has one (C++'s, Rust's: mangled,
+ * for the symbol table's demangler, so that an inlined method reads as
+ * its symbol does, "ns::K::twice(int)"), else its name.
+ */
 static const char *die_name(Dwarf_Die *die)
 {
+	static const unsigned int names[] = {
+		DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name,
+	};
 	Dwarf_Attribute attr;
+	const char *name;
+	size_t i;
 
 	/* An inlined subroutine names itself through its abstract origin. */
-	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		name = dwarf_formstring(dwarf_attr_integrate(die, names[i],
+							     &attr));
+		if (name)
+			return name;
+	}
+	return NULL;
 }
 
 static bool die_udata(Dwarf_Die *die, unsigned int name, Dwarf_Word *val)

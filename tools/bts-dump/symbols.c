@@ -1144,7 +1144,7 @@ unsigned int proc_inline(struct syms *st, struct proc *p, u64 addr,
 	struct module *m = map ? resolve(st, p, map) : NULL;
 	struct addr_memo *am;
 	struct inline_frame *f;
-	unsigned int n;
+	unsigned int n, k;
 
 	*frames = NULL;
 	if (!m || !m->dwmod)
@@ -1153,6 +1153,10 @@ unsigned int proc_inline(struct syms *st, struct proc *p, u64 addr,
 	if (!am->inline_asked) {
 		n = inline_frames(m->dwmod, addr - map->bias, am->src,
 				  am->line, &f);
+		for (k = 0; k < n; k++)
+			if (f[k].func)
+				f[k].func = symtab_shown_name(m->symtab,
+							      f[k].func);
 		/* Deeper than anyone reads: the innermost and outermost. */
 		if (n > UINT8_MAX) {
 			f[UINT8_MAX - 1] = f[n - 1];

@@ -115,8 +115,15 @@ static const char *cut_version(struct symtab *t, const char *name)
 	return at ? own(t, xstrndup(name, at - name)) : name;
 }
 
-/* "foo::bar(int)" for "_ZN3foo3barEi", "core::fmt::write" for Rust's. */
-static const char *shown_name(struct symtab *t, const char *name)
+/**
+ * symtab_shown_name() - a symbol's name as the table shows it
+ * @t: the table, which keeps the name as long as it lives
+ * @name: a name from the ELF file or its DWARF
+ *
+ * Return: "foo::bar(int)" for "_ZN3foo3barEi", "core::fmt::write" for
+ * Rust's, demangled if the table demangles; else @name.
+ */
+const char *symtab_shown_name(struct symtab *t, const char *name)
 {
 	char *d;
 
@@ -318,7 +325,7 @@ const char *symtab_find(struct symtab *t, u64 addr, u64 *off)
 		return NULL;
 	*off = addr - best->start;
 	if (!best->shown)
-		best->shown = shown_name(t, best->name);
+		best->shown = symtab_shown_name(t, best->name);
 	return best->shown;
 }
 

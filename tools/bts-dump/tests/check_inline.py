@@ -12,9 +12,9 @@ from checklib import SRC, WORK, jsonl, nm, run, run_memcheck, tap, write
 INLINED = os.path.join(WORK, "inlined")
 
 
-def addr2line(addr):
+def addr2line(addr, path=INLINED, *opts):
     """[(func, "file:line")], innermost first, as addr2line -i says."""
-    out = subprocess.run(["addr2line", "-i", "-f", "-e", INLINED,
+    out = subprocess.run(["addr2line", "-i", "-f", *opts, "-e", path,
                           "%x" % addr], capture_output=True, text=True,
                          check=True).stdout.split("\n")
     return [(out[i], os.path.basename(out[i + 1]))
@@ -54,6 +54,24 @@ def test_inline():
         "without --inline, no inlined functions", out + err)
     rc, out, err = run_memcheck(f, "--inline")
     tap(rc == 0, "--inline under valgrind: no error, no leak", err)
+
+    # C++: the inlined method named as its symbol would be, qualified and
+    # with its parameters (addr2line -C), not its bare DW_AT_name.
+    cc = os.path.join(WORK, "inlined-cc")
+    syms = nm(cc)
+    outer = syms["_Z5outeri"][0]
+    f = write("inline-cc.raw", rg.header() +
+              rg.maps_chunk(97, "".join(rg.maps_lines(cc))) +
+              rg.records_chunk([rg.thread(97, 97, rg.THREAD_NEW),
+                                rg.branch(syms["main"][0], outer)]))
+    chain = addr2line(outer, cc, "-C")
+    rc, out, err = run(f, "--inline", "--format=jsonl")
+    br = [r for r in jsonl(out) if r["kind"] == "branch"] if rc == 0 else []
+    tap(len(chain) == 2 and chain[0][0] == "shapes::Square::area(int)" and
+        len(br) == 1 and br[0].get("to_inline") ==
+        [{"func": fn, "src": src} for fn, src in chain],
+        "--inline: C++ methods named as addr2line -C names them",
+        "addr2line: %r\n%s%s" % (chain, out, err))
 
 
 def test_debuginfo_hint():
