@@ -800,10 +800,16 @@ static void p_record(struct printer *pr, struct thread **cur,
 			map_detail_add(&(*cur)->map, r);
 			return;
 		}
-		(*cur)->have_detail =
-			BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_KERNEL &&
-			BTS_DETAIL_LAYOUT(r->from) == BTS_DETAIL_KERNEL_ENTRY;
-		(*cur)->detail = *r;
+		/*
+		 * A layout this bts-dump does not know, or a detail of
+		 * another type, is skipped: it leaves the KERNEL record's
+		 * detail that came before it in place.
+		 */
+		if (BTS_DETAIL_TYPE(r->from) == BTS_PSEUDO_KERNEL &&
+		    BTS_DETAIL_LAYOUT(r->from) == BTS_DETAIL_KERNEL_ENTRY) {
+			(*cur)->have_detail = true;
+			(*cur)->detail = *r;
+		}
 		return;
 	case BTS_PSEUDO_KERNEL:
 		on_kernel(pr, *cur, r);

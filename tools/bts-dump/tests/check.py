@@ -674,7 +674,8 @@ def test_kernel_detail():
     headers), an exception's error code and
     the time come out in JSONL; a detail survives THREAD framing between
     it and its record, and one of an unknown layout, or not followed by
-    its record, is skipped."""
+    its record, is skipped, also after the known one, whose place it does
+    not take."""
     t0 = 1_000_000_000
     trace = [
         rg.thread(10, 10, rg.THREAD_NEW),
@@ -702,6 +703,11 @@ def test_kernel_detail():
         rg.kernel_detail(rg.ABI_X86_64, 60, t0 + 4),
         rg.branch(a("raw_write", 7), a("tramp", 10)),
         rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7)),
+        rg.kernel_detail(rg.ABI_X86_64, 39, t0 + 8),
+        rg.detail(rg.PSEUDO_KERNEL, 9, 0, 0x1234, 0x5678),
+        rg.detail(0x7e, rg.DETAIL_KERNEL_ENTRY, rg.ABI_I386, 4, 1),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_indirect", 3),
+                  a("raw_indirect", 5)),
         rg.lost_unknown(rg.LOST_OVERRUN),
         rg.lost_unknown(rg.LOST_UNTRACED),
         rg.thread(10, 10, rg.THREAD_EXIT),
@@ -722,7 +728,8 @@ def test_kernel_detail():
             ("mseal", 462, "i386", None, t0 + 7),
             (None, None, None, 6, t0 + 3),
             ("write", 1, None, None, None),
-            ("write", 1, None, None, None)]
+            ("write", 1, None, None, None),
+            ("getpid", 39, "x86_64", None, t0 + 8)]
     tap(rc == 0 and got == want and
         not any(r["kind"] == "pseudo" for r in recs),
         "jsonl: the kernel's system call number, ABI, error code and "
