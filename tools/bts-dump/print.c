@@ -14,11 +14,12 @@
  * The calls a thread is in are a stack of the return addresses its calls
  * pushed, as perf's thread stacks and gdb's btrace keep: a return pops to
  * the call whose return address it goes to, however deep, so that after
- * a longjmp() or an exception, which jump out of calls, or a "call 1f;
- * 1: pop", which never returns, the next return puts the depth right.  A
- * return to no address on the stack (the trace began in the callee, or
- * the return address was changed) pops one call.  A signal handler runs
- * a call deeper than the code it interrupted, until its sigreturn.
+ * a longjmp() or an exception, which jump out of calls, the next return
+ * puts the depth right.  A return to no address on the stack (the trace
+ * began in the callee, or the return address was changed) pops one call.
+ * A call to the next instruction ("call 1f; 1: pop") is no call.  A
+ * signal handler runs a call deeper than the code it interrupted, until
+ * its sigreturn.
  */
 #define _GNU_SOURCE
 #include <err.h>
@@ -387,12 +388,11 @@ static bool pop_frames(struct thread *t, u64 ret)
 }
 
 /* Keep the calls the thread is in: see the comment at the top. */
-static void track_calls(struct thread *t, enum insn_kind kind,
-			const struct bts_record *r, u64 end)
+static void track_calls(struct thread *t, const struct branch *b)
 {
-	if (kind == INSN_CALL)
-		push_frame(t, r->from, end);
-	else if (kind == INSN_RET && !pop_frames(t, r->to) && t->nframes)
+	if (branch_is_call(b))
+		push_frame(t, b->from, b->end);
+	else if (b->kind == INSN_RET && !pop_frames(t, b->to) && t->nframes)
 		t->nframes--;
 }
 
@@ -503,7 +503,7 @@ static void on_branch(struct printer *pr, struct thread *t,
 		b.end = r->from + len;
 	else
 		b.kind = INSN_JUMP;
-	track_calls(t, b.kind, r, b.end);
+	track_calls(t, &b);
 	if (pr->output->branch && shown(pr, t, b.from, b.to))
 		pr->output->branch(pr, t, &b);
 	push_block(t, t->at, b.end);

@@ -103,6 +103,17 @@ struct branch {
 	unsigned int depth;	/* the thread's calls before it */
 };
 
+/*
+ * Whether @b is a call into a function: not one to the next instruction
+ * ("call 1f; 1: pop", how position-independent code finds where it is),
+ * which only pushes an address and never returns; perf's thread stacks
+ * and gdb's btrace leave it out too.
+ */
+static inline bool branch_is_call(const struct branch *b)
+{
+	return b->kind == INSN_CALL && b->to != b->end;
+}
+
 /* A BTS_PSEUDO_KERNEL record, worked out. */
 struct kernel {
 	unsigned int kind;

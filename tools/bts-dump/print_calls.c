@@ -70,7 +70,7 @@ static void calls_branch(struct printer *pr, struct thread *t,
 	/* Got here unseen: the start, or after the kernel. */
 	calls_line(pr, t, b->depth, b->from, false);
 	calls_line(pr, t, t->nframes, b->to,
-		   b->kind == INSN_CALL || b->kind == INSN_RET);
+		   branch_is_call(b) || b->kind == INSN_RET);
 }
 
 static void calls_kernel(struct printer *pr, struct thread *t,

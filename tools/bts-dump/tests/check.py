@@ -233,6 +233,34 @@ def test_calls_jump_out():
         "to the depth of the call it returns to", diag(out, want) + err)
 
 
+def test_calls_call_next():
+    """A call to the next instruction is no call: gdb's btrace and perf's
+    thread stacks leave it out."""
+    f = write("call-next.raw", rg.header() +
+              rg.maps_chunk(51, rg.maps_lines(PROG)) +
+              rg.records_chunk([
+                  rg.thread(51, 51, rg.THREAD_NEW),
+                  rg.branch(a("call_next"), a("call_next", 5)),
+                  rg.branch(a("call_next", 6), a("leaf")),
+                  rg.branch(leaf_ret(), a("call_next", 11)),
+                  rg.branch(a("call_next", 11), a("tramp", 5)),
+              ]))
+    rc, out, err = run(f, "--calls")
+    want = [
+        "1\tcall_next",
+        "2\t  leaf",
+        "3\tcall_next",
+        "4\ttramp",
+    ]
+    tap(rc == 0 and out.splitlines()[2:] == want,
+        "--calls: a call to the next instruction (call 1f; 1: pop) is no "
+        "call", diag(out, want) + err)
+    rc, out, err = run(f, "--format=folded")
+    tap(rc == 0 and "call_next;leaf" in out and
+        "call_next;call_next" not in out,
+        "folded: a call to the next instruction pushes no frame", out + err)
+
+
 def plt_entry(path, name):
     """Where objdump says @name's PLT entry is."""
     out = subprocess.check_output(["objdump", "-d", path], text=True)
@@ -1272,6 +1300,7 @@ def test_symtab():
 
 for t in (test_symtab, check_insn_len.test_insn_len,
           check_insn_len.test_insn_walk, test_text_json, test_calls_insn, test_calls_jump_out,
+          test_calls_call_next,
           test_folded_chrome, test_chrome_time,
           check_devtools.test_devtools, test_pie,
           test_demangle, test_elf32, test_vdso,

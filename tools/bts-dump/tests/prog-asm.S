@@ -169,4 +169,18 @@ len_only:
 	ret
 	.size	len_only, .-len_only
 
+/*
+ * A call to the next instruction, whose return address is popped (how
+ * position-independent code finds where it is), then a call of leaf:
+ * call (5), pop (1), call (5), ret.
+ */
+	.globl	call_next
+	.type	call_next, @function
+call_next:
+	call	1f
+1:	pop	%rax
+	call	leaf
+	ret
+	.size	call_next, .-call_next
+
 	.section .note.GNU-stack, "", @progbits
