@@ -19,7 +19,8 @@
  * began in the callee, or the return address was changed) pops one call.
  * A call to the next instruction ("call 1f; 1: pop") is no call.  A
  * signal handler runs a call deeper than the code it interrupted, until
- * its sigreturn.
+ * its sigreturn; the handler's own return, to the restorer that makes the
+ * sigreturn, goes to no address on the stack, and pops nothing.
  */
 #define _GNU_SOURCE
 #include <err.h>
@@ -392,7 +393,8 @@ static void track_calls(struct thread *t, const struct branch *b)
 {
 	if (branch_is_call(b))
 		push_frame(t, b->from, b->end);
-	else if (b->kind == INSN_RET && !pop_frames(t, b->to) && t->nframes)
+	else if (b->kind == INSN_RET && !pop_frames(t, b->to) && t->nframes &&
+		 t->frames[t->nframes - 1].ret != SIGNAL_FRAME)
 		t->nframes--;
 }
 

@@ -261,6 +261,62 @@ def test_calls_call_next():
         "folded: a call to the next instruction pushes no frame", out + err)
 
 
+def test_calls_nested_signals():
+    """A signal handler's return to the restorer leaves its signal's
+    level for the sigreturn to pop: with signals nested, each sigreturn
+    goes back to the depth its signal interrupted."""
+    ns = [1000]
+
+    def interrupt(entry, handler):
+        ns[0] += 10
+        return [rg.kernel_detail(rg.ABI_NONE, 2**64 - 1, ns[0]),
+                rg.kernel(rg.ENTRY_INTERRUPT, entry, handler, 236)]
+
+    def sigreturn(resume):
+        ns[0] += 10
+        return [rg.kernel_detail(rg.ABI_X86_64, 15, ns[0]),
+                rg.kernel(rg.ENTRY_SYSCALL, a("sig_restore", 5), resume)]
+
+    # tramp calls leaf; a signal's handler, tramp, calls leaf; a second
+    # signal's handler is leaf; each handler returns to sig_restore.
+    f = write("signals.raw", rg.header() +
+              rg.maps_chunk(52, rg.maps_lines(PROG)) +
+              rg.records_chunk([
+                  rg.thread(52, 52, rg.THREAD_NEW),
+                  rg.branch(a("tramp"), a("leaf")),
+                  *interrupt(a("leaf", 1), a("tramp")),
+                  rg.branch(a("tramp"), a("leaf")),
+                  *interrupt(a("leaf", 1), a("leaf")),
+                  rg.branch(leaf_ret(), a("sig_restore")),
+                  *sigreturn(a("leaf", 1)),
+                  rg.branch(leaf_ret(), a("tramp", 5)),
+                  rg.branch(a("tramp", 15), a("sig_restore")),
+                  *sigreturn(a("leaf", 1)),
+                  rg.branch(leaf_ret(), a("tramp", 5)),
+              ]))
+    rc, out, err = run(f, "--calls")
+    want = [
+        "1\ttramp",
+        "2\t  leaf",
+        "\t    -- signal handler entry",
+        "3\t    tramp",
+        "4\t      leaf",
+        "\t        -- signal handler entry",
+        "5\t        leaf",
+        "6\t        sig_restore",
+        "\t          -- syscall rt_sigreturn",
+        "7\t      leaf",
+        "8\t    tramp",
+        "9\t    sig_restore",
+        "\t      -- syscall rt_sigreturn",
+        "10\t  leaf",
+        "11\ttramp",
+    ]
+    tap(rc == 0 and out.splitlines()[2:] == want,
+        "--calls: nested signals: a handler's return to the restorer pops "
+        "no signal's level, each sigreturn its own", diag(out, want) + err)
+
+
 def plt_entry(path, name):
     """Where objdump says @name's PLT entry is."""
     out = subprocess.check_output(["objdump", "-d", path], text=True)
@@ -1301,6 +1357,7 @@ def test_symtab():
 for t in (test_symtab, check_insn_len.test_insn_len,
           check_insn_len.test_insn_walk, test_text_json, test_calls_insn, test_calls_jump_out,
           test_calls_call_next,
+          test_calls_nested_signals,
           test_folded_chrome, test_chrome_time,
           check_devtools.test_devtools, test_pie,
           test_demangle, test_elf32, test_vdso,

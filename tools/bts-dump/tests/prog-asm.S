@@ -183,4 +183,15 @@ call_next:
 	ret
 	.size	call_next, .-call_next
 
+/*
+ * Where a signal handler returns to, as the C library's __restore_rt:
+ * rt_sigreturn(2), mov (5), syscall (2).
+ */
+	.globl	sig_restore
+	.type	sig_restore, @function
+sig_restore:
+	mov	$15, %eax
+	syscall
+	.size	sig_restore, .-sig_restore
+
 	.section .note.GNU-stack, "", @progbits
