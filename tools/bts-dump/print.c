@@ -15,8 +15,11 @@
  * pushed, as perf's thread stacks and gdb's btrace keep: a return pops to
  * the call whose return address it goes to, however deep, so that after
  * a longjmp() or an exception, which jump out of calls, the next return
- * puts the depth right.  A return to no address on the stack (the trace
- * began in the callee, or the return address was changed) pops one call.
+ * puts the depth right.  A return to no address on the stack (a C++
+ * unwinder's to a landing pad) pops to the newest call made from the
+ * function it goes to, as gdb's btrace matches returns by function; if
+ * that function is not known or made no call on the stack (the trace
+ * began in the callee, or the return address was changed), one call.
  * A call to the next instruction ("call 1f; 1: pop") is no call.  A
  * signal handler runs a call deeper than the code it interrupted, until
  * its sigreturn; the handler's own return, to the restorer that makes the
@@ -388,14 +391,42 @@ static bool pop_frames(struct thread *t, u64 ret)
 	return false;
 }
 
+/* Where the function @addr is in starts, or 0 if it is not known. */
+static u64 func_start(struct printer *pr, struct thread *t, u64 addr)
+{
+	const struct addr_info *ai = proc_addr(pr->syms, t->proc, addr);
+
+	return ai->sym ? addr - ai->sym_off : 0;
+}
+
+/*
+ * A return to @to, which is no return address on the stack: back out to
+ * the newest call made from @to's function, or else out of one call.
+ * Never out of a signal's frame, which is the sigreturn's to pop.
+ */
+static void pop_unmatched(struct printer *pr, struct thread *t, u64 to)
+{
+	u64 func = func_start(pr, t, to);
+	unsigned int i = t->nframes;
+
+	while (func && i && t->frames[i - 1].ret != SIGNAL_FRAME) {
+		if (func_start(pr, t, t->frames[--i].site) == func) {
+			t->nframes = i;
+			return;
+		}
+	}
+	if (t->nframes && t->frames[t->nframes - 1].ret != SIGNAL_FRAME)
+		t->nframes--;
+}
+
 /* Keep the calls the thread is in: see the comment at the top. */
-static void track_calls(struct thread *t, const struct branch *b)
+static void track_calls(struct printer *pr, struct thread *t,
+			const struct branch *b)
 {
 	if (branch_is_call(b))
 		push_frame(t, b->from, b->end);
-	else if (b->kind == INSN_RET && !pop_frames(t, b->to) && t->nframes &&
-		 t->frames[t->nframes - 1].ret != SIGNAL_FRAME)
-		t->nframes--;
+	else if (b->kind == INSN_RET && !pop_frames(t, b->to))
+		pop_unmatched(pr, t, b->to);
 }
 
 /*
@@ -505,7 +536,7 @@ static void on_branch(struct printer *pr, struct thread *t,
 		b.end = r->from + len;
 	else
 		b.kind = INSN_JUMP;
-	track_calls(t, &b);
+	track_calls(pr, t, &b);
 	if (pr->output->branch && shown(pr, t, b.from, b.to))
 		pr->output->branch(pr, t, &b);
 	push_block(t, t->at, b.end);

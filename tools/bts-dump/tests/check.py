@@ -317,6 +317,36 @@ def test_calls_nested_signals():
         "no signal's level, each sigreturn its own", diag(out, want) + err)
 
 
+def test_calls_landing_pad():
+    """A return to no return address on the stack, into a function that
+    made a call on it (a C++ exception's landing pad): back to that call's
+    level, as gdb's btrace matches a return's function."""
+    f = write("landing.raw", rg.header() +
+              rg.maps_chunk(53, rg.maps_lines(PROG)) +
+              rg.records_chunk([
+                  rg.thread(53, 53, rg.THREAD_NEW),
+                  rg.branch(a("throw_catch"), a("throw_mid")),
+                  rg.branch(a("throw_mid"), a("throw_raise")),
+                  rg.branch(a("throw_raise", 5), a("throw_catch", 6)),
+                  rg.branch(a("throw_catch", 6), a("leaf")),
+                  rg.branch(leaf_ret(), a("throw_catch", 11)),
+                  rg.branch(a("throw_catch", 11), a("tramp", 5)),
+              ]))
+    rc, out, err = run(f, "--calls")
+    want = [
+        "1\tthrow_catch",
+        "2\t  throw_mid",
+        "3\t    throw_raise",
+        "4\tthrow_catch",
+        "5\t  leaf",
+        "6\tthrow_catch",
+        "7\ttramp",
+    ]
+    tap(rc == 0 and out.splitlines()[2:] == want,
+        "--calls: a return to a landing pad goes back to the level of "
+        "the call its function made", diag(out, want) + err)
+
+
 def plt_entry(path, name):
     """Where objdump says @name's PLT entry is."""
     out = subprocess.check_output(["objdump", "-d", path], text=True)
@@ -1358,6 +1388,7 @@ for t in (test_symtab, check_insn_len.test_insn_len,
           check_insn_len.test_insn_walk, test_text_json, test_calls_insn, test_calls_jump_out,
           test_calls_call_next,
           test_calls_nested_signals,
+          test_calls_landing_pad,
           test_folded_chrome, test_chrome_time,
           check_devtools.test_devtools, test_pie,
           test_demangle, test_elf32, test_vdso,

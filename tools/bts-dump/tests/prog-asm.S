@@ -194,4 +194,35 @@ sig_restore:
 	syscall
 	.size	sig_restore, .-sig_restore
 
+/*
+ * An exception: throw_catch calls throw_mid, which calls throw_raise,
+ * which returns to throw_catch's landing pad (past a nop), as a C++
+ * unwinder does, with the pad's address it was given; the pad calls leaf.
+ * throw_catch: call (5), nop (1), call (5), ret.  throw_mid: call (5),
+ * ret.  throw_raise: add (4), push (1), ret.
+ */
+	.globl	throw_catch
+	.type	throw_catch, @function
+throw_catch:
+	call	throw_mid
+	nop
+	call	leaf
+	ret
+	.size	throw_catch, .-throw_catch
+
+	.globl	throw_mid
+	.type	throw_mid, @function
+throw_mid:
+	call	throw_raise
+	ret
+	.size	throw_mid, .-throw_mid
+
+	.globl	throw_raise
+	.type	throw_raise, @function
+throw_raise:
+	add	$16, %rsp
+	push	%rdi
+	ret
+	.size	throw_raise, .-throw_raise
+
 	.section .note.GNU-stack, "", @progbits
