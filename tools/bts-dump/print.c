@@ -20,10 +20,12 @@
  * function it goes to, as gdb's btrace matches returns by function; if
  * that function is not known or made no call on the stack (the trace
  * began in the callee, or the return address was changed), one call.
- * A call to the next instruction ("call 1f; 1: pop") is no call.  A
- * signal handler runs a call deeper than the code it interrupted, until
- * its sigreturn; the handler's own return, to the restorer that makes the
- * sigreturn, goes to no address on the stack, and pops nothing.
+ * A branch out of code that cannot be read (a JIT's) to a return address
+ * on the stack is a return.  A call to the next instruction ("call 1f;
+ * 1: pop") is no call.  A signal handler runs a call deeper than the code
+ * it interrupted, until its sigreturn; the handler's own return, to the
+ * restorer that makes the sigreturn, goes to no address on the stack, and
+ * pops nothing.
  */
 #define _GNU_SOURCE
 #include <err.h>
@@ -377,18 +379,26 @@ static void push_frame(struct thread *t, u64 site, u64 ret)
 	t->frames[t->nframes++] = (struct frame) { site, ret };
 }
 
-/* Back out of the calls down to the newest frame that returns to @ret. */
-static bool pop_frames(struct thread *t, u64 ret)
+/* The newest frame that returns to @ret, or NULL. */
+static const struct frame *frame_returning_to(const struct thread *t,
+					      u64 ret)
 {
 	unsigned int i = t->nframes;
 
-	while (i--) {
-		if (t->frames[i].ret == ret) {
-			t->nframes = i;
-			return true;
-		}
-	}
-	return false;
+	while (i--)
+		if (t->frames[i].ret == ret)
+			return &t->frames[i];
+	return NULL;
+}
+
+/* Back out of the calls down to the newest frame that returns to @ret. */
+static bool pop_frames(struct thread *t, u64 ret)
+{
+	const struct frame *f = frame_returning_to(t, ret);
+
+	if (f)
+		t->nframes = f - t->frames;
+	return f;
 }
 
 /* Where the function @addr is in starts, or 0 if it is not known. */
@@ -534,6 +544,12 @@ static void on_branch(struct printer *pr, struct thread *t,
 
 	if (proc_insn_kind(pr->syms, t->proc, r->from, &b.kind, &len))
 		b.end = r->from + len;
+	else if (frame_returning_to(t, r->to))
+		/*
+		 * Code that cannot be read (a JIT's) went back to where a
+		 * call on the stack returns to: it returned.
+		 */
+		b.kind = INSN_RET;
 	else
 		b.kind = INSN_JUMP;
 	track_calls(pr, t, &b);

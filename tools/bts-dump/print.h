@@ -98,7 +98,11 @@ enum resume {
 struct branch {
 	u64 from;
 	u64 to;
-	enum insn_kind kind;	/* INSN_JUMP when the code is not known */
+	/*
+	 * When the code is not known: INSN_RET to a return address on the
+	 * stack, else INSN_JUMP.
+	 */
+	enum insn_kind kind;
 	u64 end;		/* past the instruction, 0 if not known */
 	unsigned int depth;	/* the thread's calls before it */
 };

@@ -131,6 +131,7 @@ def test_jit():
         "JIT: no map file, no names", "%r\n" % got + err)
     test_jit_carried()
     test_jit_folded_names()
+    test_jit_returns()
 
 
 def carried(name, chunks):
@@ -194,3 +195,28 @@ def test_jit_folded_names():
         "JIT: folded stacks keep a ';' in a name from splitting the frame "
         "and a newline from splitting the line",
         "got  %r\nwant %r\n" % (out, want) + err)
+
+
+def test_jit_returns():
+    """a return out of JIT code, whose instructions bts-dump cannot read:
+    a branch from it to a return address on the stack returns there"""
+    maps = "".join(rg.maps_lines(PROG)) + rg.special_line(JIT, JIT + 0x10000,
+                                                          "")
+    tramp = S["tramp"][0]
+    raw_write = S["raw_write"][0]
+    f = write("jit-returns.raw", rg.header() + rg.maps_chunk(PID, maps) +
+              rg.jit_chunk(PID, 7, "%x 40 jit_a\n%x 20 jit_b\n" % (
+                  JIT + 0x100, JIT + 0x200)) +
+              rg.records_chunk([rg.thread(PID, PID, rg.THREAD_NEW),
+                                rg.branch(tramp, JIT + 0x100),
+                                rg.branch(JIT + 0x130, JIT + 0x200),
+                                rg.branch(JIT + 0x208, tramp + 5),
+                                rg.branch(tramp + 5, raw_write),
+                                rg.branch(raw_write + 7, tramp + 10)]))
+    rc, out, err = run(f, "--calls")
+    want = ["1\ttramp", "2\t  jit_a", "3\t  jit_b", "4\ttramp",
+            "5\t  raw_write", "6\ttramp"]
+    tap(rc == 0 and out.splitlines()[2:] == want,
+        "JIT: --calls: a jump out of JIT code to a return address on the "
+        "stack is a return, one within it is not",
+        "got  %r\nwant %r\n" % (out.splitlines(), want) + err)
