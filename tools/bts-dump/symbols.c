@@ -1023,6 +1023,29 @@ static void memo_grow(struct module *m)
 	free(old);
 }
 
+/*
+ * PLT entry @i's name, "std::terminate()@plt" as the module shows the
+ * function's own: demangled (once, in place) if the module demangles.
+ */
+static const char *plt_name(struct module *m, size_t i)
+{
+	char *name = m->file->plt_names[i], *at;
+	const char *shown;
+
+	if (!name || !m->demangle)
+		return name;
+	at = strrchr(name, '@');
+	*at = '\0';
+	shown = symtab_shown_name(m->symtab, name);
+	*at = '@';
+	if (shown == name)
+		return name;
+	m->file->plt_names[i] = xmalloc(strlen(shown) + 5);
+	sprintf(m->file->plt_names[i], "%s@plt", shown);
+	free(name);
+	return m->file->plt_names[i];
+}
+
 /* What @m says about its address @addr (bias 0), asked once. */
 static struct addr_memo *module_addr(struct module *m, u64 addr)
 {
@@ -1043,7 +1066,7 @@ static struct addr_memo *module_addr(struct module *m, u64 addr)
 	am->sym = symtab_find(m->symtab, addr, &am->sym_off);
 	if (!am->sym && addr >= m->file->plt_start && addr < m->file->plt_end) {
 		am->sym_off = addr - m->file->plt_start;
-		am->sym = m->file->plt_names[am->sym_off / PLT_ENTRY];
+		am->sym = plt_name(m, am->sym_off / PLT_ENTRY);
 		am->sym_off %= PLT_ENTRY;
 	}
 	line = m->dwmod ? dwfl_module_getsrc(m->dwmod, addr) : NULL;

@@ -74,6 +74,36 @@ def test_inline():
         "addr2line: %r\n%s%s" % (chain, out, err))
 
 
+def plt_entry(path, name):
+    out = subprocess.run(["objdump", "-d", path], capture_output=True,
+                         text=True, check=True).stdout
+    for line in out.splitlines():
+        if line.endswith(" <%s@plt>:" % name):
+            return int(line.split()[0], 16)
+    raise LookupError(name)
+
+
+def test_plt_demangle():
+    """A PLT entry of a C++ function named as the function is"""
+    cc = os.path.join(WORK, "inlined-cc")
+    plt = plt_entry(cc, "_ZSt9terminatev")
+    f = write("plt-cc.raw", rg.header() +
+              rg.maps_chunk(98, "".join(rg.maps_lines(cc))) +
+              rg.records_chunk([rg.thread(98, 98, rg.THREAD_NEW),
+                                rg.branch(nm(cc)["_Z7give_upv"][0], plt),
+                                rg.branch(plt, plt + 6)]))
+    rc, out, err = run_memcheck(f, "--format=jsonl")
+    rc2, out2, err2 = run(f, "--format=jsonl", "--no-demangle")
+    got = [r.get("to_sym") for r in jsonl(out) if r["kind"] == "branch"] \
+        if rc == 0 else []
+    got2 = [r.get("to_sym") for r in jsonl(out2) if r["kind"] == "branch"] \
+        if rc2 == 0 else []
+    tap(got == ["std::terminate()@plt", "std::terminate()@plt+0x6"] and
+        got2 == ["_ZSt9terminatev@plt", "_ZSt9terminatev@plt+0x6"],
+        "PLT entries of C++ functions demangled, --no-demangle keeps them; "
+        "valgrind finds no error", "%r %r\n%s%s" % (got, got2, err, err2))
+
+
 def test_debuginfo_hint():
     """A file without debug information: a hint on stderr, once, for the
     outputs that show source lines"""

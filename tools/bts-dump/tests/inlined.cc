@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --inline's C++ names: a method of a class in a namespace, inlined into
- * outer(); only symbolized, never run.
+ * C++ names: a method of a class in a namespace, inlined into outer()
+ * (--inline); a library function called through the PLT.  Only
+ * symbolized, never run.
  */
+#include <exception>
+
 namespace shapes {
 struct Square {
 	static inline __attribute__((always_inline)) int area(int side)
@@ -26,7 +29,14 @@ extern "C" int ext(int v)
 	return v;
 }
 
+void __attribute__((noinline)) give_up(void)
+{
+	std::terminate();
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 5)
+		give_up();
 	return outer(argc);
 }
