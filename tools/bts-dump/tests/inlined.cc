@@ -29,7 +29,7 @@ extern "C" int ext(int v)
 	return v;
 }
 
-void __attribute__((noinline)) give_up(void)
+void __attribute__((noinline)) give_up()
 {
 	std::terminate();
 }
