@@ -16,6 +16,7 @@
  * regular files that can be mapped are read.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <err.h>
 #include <errno.h>
 #include <elfutils/debuginfod.h>
@@ -163,9 +164,38 @@ struct syms {
 	struct addr_info ai;	/* what proc_addr() returned last */
 	bool demangle;		/* C++ and Rust names */
 	struct insn_slot *insn_cache;
-	/* NULL until a file is looked for by build ID */
-	debuginfod_client *debuginfod;
+	struct debuginfod *debuginfod;	/* NULL until asked for a file */
 };
+
+/*
+ * libdebuginfod, opened the first time a file is asked for, as libdw
+ * opens it: linked, it would bring libcurl and some thirty libraries
+ * more into every run, for the few that need it.
+ */
+struct debuginfod {
+	void *lib;
+	debuginfod_client *client;
+	int (*find_executable)(debuginfod_client *client,
+			       const unsigned char *build_id, int len,
+			       char **path);
+	void (*end)(debuginfod_client *client);
+};
+
+static struct debuginfod *debuginfod_open(void)
+{
+	struct debuginfod *d = xcalloc(1, sizeof(*d));
+	debuginfod_client *(*begin)(void);
+
+	d->lib = dlopen("libdebuginfod.so.1", RTLD_LAZY);
+	if (!d->lib)
+		return d;
+	begin = dlsym(d->lib, "debuginfod_begin");
+	d->find_executable = dlsym(d->lib, "debuginfod_find_executable");
+	d->end = dlsym(d->lib, "debuginfod_end");
+	if (begin && d->find_executable && d->end)
+		d->client = begin();
+	return d;
+}
 
 /* Not a name: a memo slot in no use. */
 static const char MEMO_FREE[] = "";
@@ -232,8 +262,13 @@ void syms_free(struct syms *st)
 		free(f);
 	}
 	free(st->insn_cache);
-	if (st->debuginfod)
-		debuginfod_end(st->debuginfod);
+	if (st->debuginfod) {
+		if (st->debuginfod->client)
+			st->debuginfod->end(st->debuginfod->client);
+		if (st->debuginfod->lib)
+			dlclose(st->debuginfod->lib);
+		free(st->debuginfod);
+	}
 	free(st);
 }
 
@@ -914,12 +949,13 @@ static struct elf_file *by_build_id(struct syms *st, const struct mapping *map)
 	if (f || !getenv("DEBUGINFOD_URLS"))
 		return f;
 	if (!st->debuginfod)
-		st->debuginfod = debuginfod_begin();
-	if (!st->debuginfod)
+		st->debuginfod = debuginfod_open();
+	if (!st->debuginfod->client)
 		return NULL;
 	/* A path in the client's cache, which the next lookup finds. */
-	fd = debuginfod_find_executable(st->debuginfod, map->build_id,
-					map->build_id_len, &fetched);
+	fd = st->debuginfod->find_executable(st->debuginfod->client,
+					     map->build_id, map->build_id_len,
+					     &fetched);
 	if (fd >= 0) {
 		close(fd);
 		f = copy_at(st, fetched, map);
