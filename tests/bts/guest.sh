@@ -264,12 +264,13 @@ for tool in "$@"; do
 		capture_env "$out/together.env" "${branches_args[@]}"
 		echo 1 >/proc/sys/kernel/bts_kernel_recording
 		echo bts >$tracing/current_tracer || exit 125
-		# Room for bts-dump's branches too (60,000 with raw output),
-		# which perf, writing to the shared folder, would lose; and
+		# Room for bts-dump's branches too (some 350,000 with raw
+		# output, most of them ld.so's loading its libraries), which
+		# perf, writing to the shared folder, would lose; and
 		# the file in the guest's memory, copied after, for the same
 		# reason (a loaded host slows the folder down).
 		run_tool together "${perf_run[@]}" perf record \
-			"${branches_args[@]}" -m 4096 \
+			"${branches_args[@]}" -m 8192 \
 			-o /dev/shm/together.data -- \
 			"$build/tool/bts-dump" --format=raw \
 			-o "$out/together.raw" -- "$prog"
