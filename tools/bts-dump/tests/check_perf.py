@@ -261,12 +261,7 @@ def test_perf_tasks():
                 rg.thread(130, 130),
                 rg.branch(a("leaf", 1), a("tramp", 5)),
                 rg.thread(130, 130, rg.THREAD_EXIT)]))
-    path = os.path.join(WORK, "perf-tasks.data")
-    rc, out, err = run(write("perf-tasks.raw", data), "--format=perf", "-o",
-                       path)
-    p = subprocess.run(["perf", "script", "-f", "-i", path, "-F", "tid",
-                        "--itrace=be", "--show-task-events"],
-                       capture_output=True, text=True)
+    rc, err, _, p = side_events("perf-tasks", data, "--show-task-events")
     got = [line.split(None, 1)[1] for line in p.stdout.splitlines()
            if "PERF_RECORD_" in line]
     # the parent's (pid:tid) after the thread's; a thread's parent is
@@ -287,6 +282,17 @@ def test_perf_tasks():
             "\n  ".join(want), "\n  ".join(got), err, p.stderr))
 
 
+def side_events(name, data, show):
+    """bts-dump's perf.data of the raw trace @data, and perf script's
+    run on it that shows the side-band records @show asks for."""
+    path = os.path.join(WORK, name + ".data")
+    rc, out, err = run(write(name + ".raw", data), "--format=perf", "-o",
+                       path)
+    p = subprocess.run(["perf", "script", "-f", "-i", path, "-F", "tid",
+                        "--itrace=be", show], capture_output=True, text=True)
+    return rc, err, path, p
+
+
 def test_perf_mmaps():
     """--format=perf: each mapping said once, for its process"""
     data = (rg.header() +
@@ -303,12 +309,7 @@ def test_perf_mmaps():
                 rg.thread(151, 150),
                 rg.branch(a("leaf", 1), a("tramp", 5)),
                 rg.branch(p("raw_write", 7), p("tramp", 10))]))
-    path = os.path.join(WORK, "perf-mmaps.data")
-    rc, out, err = run(write("perf-mmaps.raw", data), "--format=perf", "-o",
-                       path)
-    q = subprocess.run(["perf", "script", "-f", "-i", path, "-F", "tid",
-                        "--itrace=be", "--show-mmap-events"],
-                       capture_output=True, text=True)
+    rc, err, path, q = side_events("perf-mmaps", data, "--show-mmap-events")
     got = sorted((int(m[1]), int(m[2], 16), m[3]) for m in (
         re.search(r"PERF_RECORD_MMAP2 (\d+)/\d+: \[(0x[0-9a-f]+)\(.* (\S+)$",
                   line) for line in q.stdout.splitlines()
