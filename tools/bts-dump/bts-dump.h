@@ -265,6 +265,8 @@ struct addr_info {
 	int line;
 	const char *mod;	/* mapping's name, NULL if in no mapping */
 	u64 mod_off;
+	/* the path of the mapping's file, NULL if in none */
+	const char *path;
 };
 
 /* A function an address is in, where inlining put code of others. */

@@ -500,6 +500,23 @@ static bool glob_any(char *const *globs, size_t n, const char *s)
 	return false;
 }
 
+/*
+ * --dso: whether a glob matches the file @ai is in: a glob with a '/' its
+ * path, one without its name.
+ */
+static bool dso_any(char *const *globs, size_t n, const struct addr_info *ai)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *s = strchr(globs[i], '/') ? ai->path : ai->mod;
+
+		if (s && !fnmatch(globs[i], s, 0))
+			return true;
+	}
+	return false;
+}
+
 /* --sym, --dso, --range: whether @addr passes each that was given. */
 static bool addr_shown(struct printer *pr, struct thread *t, u64 addr)
 {
@@ -514,7 +531,7 @@ static bool addr_shown(struct printer *pr, struct thread *t, u64 addr)
 		return true;
 	ai = proc_addr(pr->syms, t->proc, addr);
 	return (!o->nsyms || glob_any(o->syms, o->nsyms, ai->sym)) &&
-	       (!o->ndsos || glob_any(o->dsos, o->ndsos, ai->mod));
+	       (!o->ndsos || dso_any(o->dsos, o->ndsos, ai));
 }
 
 /*

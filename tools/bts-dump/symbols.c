@@ -1144,6 +1144,8 @@ const struct addr_info *proc_addr(struct syms *st, struct proc *p,
 	}
 	if (!map)
 		return ai;
+	if (map->path[0] == '/')
+		ai->path = map->path;
 	if (!m) {
 		if (map->path[0]) {
 			ai->mod = base_name(map->path);

@@ -586,6 +586,16 @@ def test_filters():
     tap(rc == 0 and "->" not in out and "-- syscall" not in out and
         "-- lost 7 records" in out and len(branches) == 9,
         "--dso: by file name; losses still show", out + out2 + err + err2)
+    here = os.path.dirname(PROG)
+    rc, out, err = run(f, "--dso=%s/*" % here, "--tid=10")
+    rc2, out2, err2 = run(f, "--dso=/nowhere/*", "--tid=10")
+    rc3, out3, err3 = run(f, "--dso=*/prog", "--tid=10")
+    tap(rc == rc2 == rc3 == 0 and
+        len(re.findall(r"^0x", out, re.M)) == 9 and
+        not re.findall(r"^0x", out2, re.M) and
+        len(re.findall(r"^0x", out3, re.M)) == 9,
+        "--dso: a glob with a slash by the file's path",
+        out + out2 + out3 + err + err2 + err3)
 
     p = subprocess.run([BTS_DUMP, "-i", f, "--calls", "--sym=leaf"],
                        capture_output=True, text=True)
