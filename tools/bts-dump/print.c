@@ -363,7 +363,7 @@ static void kernel_what(const struct kernel *k, char *buf, size_t n)
 	}
 }
 
-static void push_frame(struct thread *t, u64 site, u64 ret)
+static void push_frame(struct thread *t, u64 site, u64 ret, bool signal)
 {
 	if (t->nframes == MAX_FRAMES) {
 		/* A runaway recursion: forget its outer half. */
@@ -376,25 +376,29 @@ static void push_frame(struct thread *t, u64 site, u64 ret)
 		t->frames = xrealloc(t->frames,
 				     t->frames_cap * sizeof(*t->frames));
 	}
-	t->frames[t->nframes++] = (struct frame) { site, ret };
+	t->frames[t->nframes++] = (struct frame) { site, ret, signal };
 }
 
-/* The newest frame that returns to @ret, or NULL. */
+/* The newest call that returns to @ret (or signal, @signal), or NULL. */
 static const struct frame *frame_returning_to(const struct thread *t,
-					      u64 ret)
+					      u64 ret, bool signal)
 {
 	unsigned int i = t->nframes;
 
 	while (i--)
-		if (t->frames[i].ret == ret)
+		if (t->frames[i].signal == signal &&
+		    (signal || t->frames[i].ret == ret))
 			return &t->frames[i];
 	return NULL;
 }
 
-/* Back out of the calls down to the newest frame that returns to @ret. */
-static bool pop_frames(struct thread *t, u64 ret)
+/*
+ * Back out of the calls down to the newest that returns to @ret (or to
+ * the newest signal, @signal).
+ */
+static bool pop_frames(struct thread *t, u64 ret, bool signal)
 {
-	const struct frame *f = frame_returning_to(t, ret);
+	const struct frame *f = frame_returning_to(t, ret, signal);
 
 	if (f)
 		t->nframes = f - t->frames;
@@ -419,13 +423,13 @@ static void pop_unmatched(struct printer *pr, struct thread *t, u64 to)
 	u64 func = func_start(pr, t, to);
 	unsigned int i = t->nframes;
 
-	while (func && i && t->frames[i - 1].ret != SIGNAL_FRAME) {
+	while (func && i && !t->frames[i - 1].signal) {
 		if (func_start(pr, t, t->frames[--i].site) == func) {
 			t->nframes = i;
 			return;
 		}
 	}
-	if (t->nframes && t->frames[t->nframes - 1].ret != SIGNAL_FRAME)
+	if (t->nframes && !t->frames[t->nframes - 1].signal)
 		t->nframes--;
 }
 
@@ -434,8 +438,8 @@ static void track_calls(struct printer *pr, struct thread *t,
 			const struct branch *b)
 {
 	if (branch_is_call(b))
-		push_frame(t, b->from, b->end);
-	else if (b->kind == INSN_RET && !pop_frames(t, b->to))
+		push_frame(t, b->from, b->end, false);
+	else if (b->kind == INSN_RET && !pop_frames(t, b->to, false))
 		pop_unmatched(pr, t, b->to);
 }
 
@@ -447,7 +451,7 @@ u64 call_site(const struct thread *t)
 {
 	const struct frame *f = t->nframes ? &t->frames[t->nframes - 1] : NULL;
 
-	return f && f->ret != SIGNAL_FRAME ? f->site : 0;
+	return f && !f->signal ? f->site : 0;
 }
 
 /* "tid T pid P", and the process's name where the trace gave it. */
@@ -561,7 +565,7 @@ static void on_branch(struct printer *pr, struct thread *t,
 
 	if (proc_insn_kind(pr->syms, t->proc, r->from, &b.kind, &len))
 		b.end = r->from + len;
-	else if (frame_returning_to(t, r->to))
+	else if (frame_returning_to(t, r->to, false))
 		/*
 		 * Code that cannot be read (a JIT's) went back to where a
 		 * call on the stack returns to: it returned.
@@ -587,9 +591,9 @@ static void on_kernel(struct printer *pr, struct thread *t,
 	k.depth = t->nframes;
 	/* A handler runs a level deeper, which its return leaves. */
 	if (k.how == RESUME_SIGNAL)
-		push_frame(t, k.entry, SIGNAL_FRAME);
+		push_frame(t, k.entry, 0, true);
 	else if (k.how == RESUME_SIGRETURN)
-		pop_frames(t, SIGNAL_FRAME);
+		pop_frames(t, 0, true);
 	else if (k.how == RESUME_EXEC)
 		t->nframes = 0;
 	if (pr->output->kernel && shown(pr, t, k.entry, k.resume))

@@ -15,13 +15,12 @@
 
 #include "bts-dump.h"
 
-/* Not a return address: a signal handler's frame, left by sigreturn. */
-#define SIGNAL_FRAME	1
-
-/* A call the thread is in. */
+/* A call the thread is in, or a signal handler it runs. */
 struct frame {
 	u64 site;		/* the call instruction, or where a signal came */
-	u64 ret;		/* its return address, or SIGNAL_FRAME */
+	u64 ret;		/* its return address; 0 for a signal */
+	/* a signal handler's, left by sigreturn alone, not by a return */
+	bool signal;
 };
 
 /* Straight-line code [start, end) that ran; end == 0: unknown code. */

@@ -317,6 +317,37 @@ def test_calls_nested_signals():
         "no signal's level, each sigreturn its own", diag(out, want) + err)
 
 
+def test_calls_smashed_return():
+    """A return to address 1 (a smashed stack) is no signal's sigreturn:
+    the handler's level stays for the fault it leads to."""
+    f = write("smashed.raw", rg.header() +
+              rg.maps_chunk(53, rg.maps_lines(PROG)) +
+              rg.records_chunk([
+                  rg.thread(53, 53, rg.THREAD_NEW),
+                  rg.branch(a("tramp"), a("leaf")),
+                  rg.kernel_detail(rg.ABI_NONE, 2**64 - 1, 1000),
+                  rg.kernel(rg.ENTRY_INTERRUPT, a("leaf", 1), a("tramp"), 236),
+                  rg.branch(a("tramp"), a("leaf")),
+                  rg.branch(leaf_ret(), 1),
+                  rg.kernel_detail(rg.ABI_NONE, 2**64 - 1, 1010),
+                  rg.kernel(rg.ENTRY_EXCEPTION, 1, a("on_signal"), 14),
+              ]))
+    rc, out, err = run(f, "--calls")
+    want = [
+        "1\ttramp",
+        "2\t  leaf",
+        "\t    -- signal handler entry",
+        "3\t    tramp",
+        "4\t      leaf",
+        "5\t    0x1",
+        "\t      -- signal handler entry",
+        "6\t      on_signal",
+    ]
+    tap(rc == 0 and out.splitlines()[2:] == want,
+        "--calls: a return to address 1 leaves the handler's level",
+        diag(out, want) + err)
+
+
 def test_calls_landing_pad():
     """A return to no return address on the stack, into a function that
     made a call on it (a C++ exception's landing pad): back to that call's
@@ -1397,7 +1428,7 @@ def test_symtab():
 for t in (test_symtab, check_insn_len.test_insn_len,
           check_insn_len.test_insn_walk, test_text_json, test_calls_insn, test_calls_jump_out,
           test_calls_call_next,
-          test_calls_nested_signals,
+          test_calls_nested_signals, test_calls_smashed_return,
           test_calls_landing_pad,
           test_folded_chrome, test_chrome_time,
           check_devtools.test_devtools, test_pie,
