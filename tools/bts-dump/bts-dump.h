@@ -129,7 +129,8 @@ int async_sink_finish(struct async_sink *a);
 struct order_sink;
 
 struct order_sink *order_sink_new(struct sink *next,
-				  void (*unordered)(void *arg),
+				  void (*unordered)(void *arg, u32 tid,
+						    u32 pid),
 				  void (*arrived)(void *arg,
 						  const struct bts_record *r,
 						  size_t n),

@@ -45,6 +45,7 @@ struct othread {
 	u32 pid;
 	u64 time;	/* the stamp of the run being read; 0: none yet */
 	u64 first;	/* its first stamp; 0: none yet */
+	bool said_unordered;	/* a run without stamp was passed on */
 	struct hlist_node node;
 };
 
@@ -86,7 +87,7 @@ struct held_queue {
 struct order_sink {
 	struct call_sink in;
 	struct sink *next;
-	void (*unordered)(void *arg);
+	void (*unordered)(void *arg, u32 tid, u32 pid);
 	void (*arrived)(void *arg, const struct bts_record *r, size_t n);
 	void *arg;
 	DECLARE_HASHTABLE(threads, ORDER_HASH_BITS);
@@ -104,6 +105,7 @@ struct order_sink {
 	u64 seq;
 	u64 newest;		/* the newest stamp seen */
 	bool said_unordered;
+	unsigned int nthreads;	/* threads with ids seen, up to 2 */
 	bool passed_any;
 	u64 passed_time;	/* the latest run's passed on */
 	u64 late;		/* records passed on after later runs */
@@ -139,6 +141,8 @@ static struct othread *thread_get(struct order_sink *o, struct ostream *s,
 	t->tid = tid;
 	t->pid = pid;
 	hash_add(o->threads, &t->node, tid);
+	if ((tid || pid) && o->nthreads < 2)
+		o->nthreads++;
 	return t;
 }
 
@@ -328,6 +332,22 @@ static bool threads_mixed(const struct order_sink *o)
 }
 
 /*
+ * A run of a thread that has no stamp yet, in a trace whose others have
+ * them: it goes where it was read, which may not be when it ran.  Said
+ * once per thread.
+ */
+static void unstamped(struct order_sink *o, const struct piece *p)
+{
+	struct othread *t = p->t;
+
+	if (!p->before_first || t->first || !o->newest || o->nthreads < 2 ||
+	    t->said_unordered || !o->unordered || (!t->tid && !t->pid))
+		return;
+	o->unordered(o->arg, t->tid, t->pid);
+	t->said_unordered = true;
+}
+
+/*
  * Pass on, in time order, the runs stamped up to @until, until @target
  * records are passed (the last run passed whole).
  */
@@ -344,7 +364,7 @@ static void pass_on(struct order_sink *o, size_t target, u64 until)
 	}
 	if (!o->said_unordered && !o->newest && o->unordered &&
 	    threads_mixed(o)) {
-		o->unordered(o->arg);
+		o->unordered(o->arg, 0, 0);
 		o->said_unordered = true;
 	}
 	for (i = 0; i < o->npieces; i++) {
@@ -363,6 +383,7 @@ static void pass_on(struct order_sink *o, size_t target, u64 until)
 			break;
 		if (earlier && p->time < before)
 			o->late += p->n;
+		unstamped(o, p);
 		pass_piece(o, p);
 		done += p->n;
 		if (!o->passed_any || p->time > o->passed_time)
@@ -473,9 +494,11 @@ static int order_take(struct call_sink *cs, struct sink_call *c)
 /**
  * order_sink_new() - a sink that passes threads' records on in time order
  * @next: the sink to pass them to
- * @unordered: called once, before the records of a second thread are
- *	passed on, if they have no time stamps to order them by: they are
- *	passed on in the order they came
+ * @unordered: called once, with @tid and @pid 0, before the records of a
+ *	second thread are passed on, if they have no time stamps to order
+ *	them by: they are passed on in the order they came; and, in a
+ *	trace with stamps, once with a thread's ids before its first
+ *	records passed on without any
  * @arrived: called with each run of records as it comes, before it is
  *	held, or NULL
  * @arg: for @unordered and @arrived
@@ -483,7 +506,8 @@ static int order_take(struct call_sink *cs, struct sink_call *c)
  * Return: the new sink (order_sink() gives its struct sink).
  */
 struct order_sink *order_sink_new(struct sink *next,
-				  void (*unordered)(void *arg),
+				  void (*unordered)(void *arg, u32 tid,
+						    u32 pid),
 				  void (*arrived)(void *arg,
 						  const struct bts_record *r,
 						  size_t n),

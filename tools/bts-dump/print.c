@@ -1098,11 +1098,13 @@ static int p_exit(struct sink *s, u32 pid, int status, const char *cmd,
 	return 0;
 }
 
-static void p_unordered(void *arg)
+static void p_unordered(void *arg, u32 tid, u32 pid)
 {
 	struct printer *pr = arg;
+	struct thread *t = tid || pid ? thread_get(pr, tid, pid) : NULL;
 
-	pr->output->unordered(pr);
+	if (!t || thread_shown(pr, t))
+		pr->output->unordered(pr, t);
 }
 
 /*

@@ -234,9 +234,10 @@ struct output {
 	/*
 	 * before the first record, when the threads' records come in the
 	 * order they were read: the trace has no times to order them by;
-	 * an output that is not in time order has none
+	 * or (@t) before those of a thread that has none, in a trace whose
+	 * others have; an output that is not in time order has none
 	 */
-	void (*unordered)(struct printer *pr);
+	void (*unordered)(struct printer *pr, const struct thread *t);
 	/* at the end of the trace */
 	int (*finish)(struct printer *pr);
 	void (*thread_free)(struct printer *pr, struct thread *t);
@@ -263,6 +264,8 @@ const char *syscall_abi_name(unsigned int abi);
 
 /* What the text outputs say of a trace without times, on a line. */
 #define UNORDERED_NOTE	"threads in the order their records were read: the trace has no times to order them by"
+/* printf()'s format, with tid and pid */
+#define UNSTAMPED_NOTE	"tid %u pid %u has no time stamps: its records are where they were read among the others'"
 
 /* print_text.c: text for the text and --calls outputs */
 void text_header(struct printer *pr, const struct thread *t);

@@ -107,9 +107,12 @@ static void calls_pseudo(struct printer *pr, struct thread *t,
 	calls_note(pr, t, t->nframes, what);
 }
 
-static void calls_unordered(struct printer *pr)
+static void calls_unordered(struct printer *pr, const struct thread *t)
 {
-	fputs("\t-- " UNORDERED_NOTE "\n", pr->out);
+	if (t)
+		fprintf(pr->out, "\t-- " UNSTAMPED_NOTE "\n", t->tid, t->pid);
+	else
+		fputs("\t-- " UNORDERED_NOTE "\n", pr->out);
 }
 
 static void calls_thread(struct printer *pr, struct thread *t,

@@ -273,9 +273,13 @@ static void json_pseudo(struct printer *pr, struct thread *t,
 		(unsigned long long)r->to, (unsigned long long)r->flags);
 }
 
-static void json_unordered(struct printer *pr)
+static void json_unordered(struct printer *pr, const struct thread *t)
 {
-	fputs("{\"kind\":\"unordered\"}\n", pr->out);
+	if (t)
+		fprintf(pr->out, "{\"tid\":%u,\"pid\":%u,\"kind\":\"unordered\"}\n",
+			t->tid, t->pid);
+	else
+		fputs("{\"kind\":\"unordered\"}\n", pr->out);
 }
 
 static void json_thread(struct printer *pr, struct thread *t,

@@ -377,9 +377,12 @@ static void text_pseudo(struct printer *pr, struct thread *t,
 	fprintf(pr->out, "-- %s\n", what);
 }
 
-static void text_unordered(struct printer *pr)
+static void text_unordered(struct printer *pr, const struct thread *t)
 {
-	fputs("-- " UNORDERED_NOTE "\n", pr->out);
+	if (t)
+		fprintf(pr->out, "-- " UNSTAMPED_NOTE "\n", t->tid, t->pid);
+	else
+		fputs("-- " UNORDERED_NOTE "\n", pr->out);
 }
 
 static void text_thread(struct printer *pr, struct thread *t,

@@ -141,6 +141,32 @@ def test_unordered():
         "nothing to say", out + err)
 
 
+def test_unstamped():
+    """A thread without stamps among threads with them: said, once, before
+    its records, which stay where they were read"""
+    f = trace("unstamped.raw", [
+        (0, [rg.thread(90, 90, rg.THREAD_NEW), br(90, 1), *stamp(10),
+             br(90, 2), rg.thread(92, 90, rg.THREAD_NEW), br(92, 1),
+             rg.thread(90, 90), *stamp(20), br(90, 3),
+             rg.thread(92, 90), br(92, 2)])])
+    rc, out, err = run(f)
+    note = ("-- tid 92 pid 90 has no time stamps: its records are where "
+            "they were read among the others'")
+    want = ["[tid 90 pid 90]", note, "[tid 92 pid 90]", "[tid 90 pid 90]",
+            "[tid 92 pid 90]"]
+    got = [line for line in out.splitlines() if line.startswith(("[", "--"))
+           and "syscall" not in line and "thread" not in line]
+    tap(rc == 0 and got == want, "a thread without stamps among stamped "
+        "ones: said once, before its first records", diag(out, want) + err)
+    rc, out, err = run(f, "--format=jsonl")
+    recs = jsonl(out) if rc == 0 else []
+    tap([r for r in recs if r["kind"] == "unordered"] ==
+        [{"tid": 92, "pid": 90, "kind": "unordered"}] and
+        branches(out) == [(90, 1), (90, 2), (92, 1), (90, 3), (92, 2)],
+        "a thread without stamps: jsonl's unordered object names it",
+        out + err)
+
+
 def test_late():
     """Records that come more than the window late are counted"""
     n = 1 << 20
