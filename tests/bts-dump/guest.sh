@@ -23,6 +23,9 @@
 #                                   -> container-read.jsonl
 #   env/*           the environment of env(1) run plainly and by bts-dump;
 #                   its trace printed to /dev/full (env/full)
+#   reuse/*         BUILD/progs/reuse (progs/reuse.c): a pid a process had
+#                   given to the next, traced live (dump.jsonl) and as a
+#                   raw file (dump.raw) read back (read.jsonl)
 #   unlinked/WHO    bts-dump -p, as root and as nobody, of a process whose
 #                   program was deleted after it started (WHO.jsonl), and
 #                   (self) of one that deletes its own program
@@ -224,6 +227,20 @@ kill "$root"
 wait "$own" "$root"
 dir maps || exit 125
 step maps/nobody "${as_nobody[@]}" timeout 120 "$build/maps"
+
+# A child runs true(1); a later one gets its pid again (progs/reuse.c),
+# soon with pid_max a little above the pids in use.
+dir reuse || exit 125
+pid_max=$(cat /proc/sys/kernel/pid_max) || exit 125
+read -r _ _ _ _ last_pid </proc/loadavg || exit 125
+echo $((last_pid + 200)) >/proc/sys/kernel/pid_max || exit 125
+step reuse/dump "${run_env[@]}" "$dump" --format=jsonl \
+	-o "$res/reuse/dump.jsonl" -- "$progs/reuse" /bin/true
+step reuse/raw "${run_env[@]}" "$dump" --format=raw \
+	-o "$res/reuse/dump.raw" -- "$progs/reuse" /bin/true
+echo "$pid_max" >/proc/sys/kernel/pid_max || exit 125
+step reuse/read "$dump" -i "$res/reuse/dump.raw" --format=jsonl \
+	-o "$res/reuse/read.jsonl"
 
 # A process whose program file is deleted after it started, traced with
 # -p: as root, bts-dump carries a copy of the file as mapped

@@ -54,8 +54,12 @@ struct sink {
 	/* The format of the user_event markers name as @id of @gen. */
 	int (*event_format)(struct sink *s, u32 id, u32 gen,
 			    const char *text, size_t len);
-	/* Process @pid's name (/proc/PID/comm), from here on. */
-	int (*comm)(struct sink *s, u32 pid, const char *name, size_t len);
+	/*
+	 * Process @pid's name (/proc/PID/comm), or with @tid not 0 its
+	 * thread @tid's (/proc/PID/task/TID/comm), from here on.
+	 */
+	int (*comm)(struct sink *s, u32 pid, u32 tid, const char *name,
+		    size_t len);
 	/*
 	 * Lines of process @pid's JIT map (perf's /tmp/perf-NS_PID.map, in
 	 * its mount namespace, @ns_pid its pid in its pid namespace): what
@@ -99,7 +103,7 @@ struct sink_call {
 	struct sink_call *next;	/* for the queue of the stage that has it */
 	enum sink_call_kind kind;
 	u32 id;			/* stream, pid or event id */
-	u32 arg;		/* ppid, generation, or JIT map's ns pid */
+	u32 arg;		/* ppid, generation, tid or JIT map's ns pid */
 	bool whole;		/* the whole JIT map */
 	u64 addr;		/* or, settling, the time */
 	struct file_id file;
@@ -298,6 +302,8 @@ struct syms;
 struct syms *syms_new(bool demangle);
 void syms_free(struct syms *st);
 struct proc *proc_get(struct syms *st, u32 pid);
+void proc_thread_new(struct proc *p);
+void proc_thread_exit(struct syms *st, struct proc *p);
 void proc_add_maps(struct syms *st, struct proc *p, u32 ppid,
 		   const char *text, size_t len);
 void proc_add_file(struct syms *st, struct proc *p, const struct file_id *id,

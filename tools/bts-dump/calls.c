@@ -76,9 +76,10 @@ static int cs_event_format(struct sink *s, u32 id, u32 gen,
 	return take(s, CALL_EVENT_FORMAT, id, gen, 0, 0, text, len);
 }
 
-static int cs_comm(struct sink *s, u32 pid, const char *name, size_t len)
+static int cs_comm(struct sink *s, u32 pid, u32 tid, const char *name,
+		   size_t len)
 {
-	return take(s, CALL_COMM, pid, 0, 0, 0, name, len);
+	return take(s, CALL_COMM, pid, tid, 0, 0, name, len);
 }
 
 static int cs_jit(struct sink *s, u32 pid, u32 ns_pid, bool whole,
@@ -145,7 +146,8 @@ int sink_call_make(struct sink *s, const struct sink_call *c)
 		return s->event_format(s, c->id, c->arg, (const char *)c->data,
 				       c->len);
 	case CALL_COMM:
-		return s->comm(s, c->id, (const char *)c->data, c->len);
+		return s->comm(s, c->id, c->arg, (const char *)c->data,
+			       c->len);
 	case CALL_JIT:
 		return s->jit(s, c->id, c->arg, c->whole, (const char *)c->data,
 			      c->len);

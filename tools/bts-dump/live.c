@@ -34,14 +34,23 @@
 /* What one chunk of a JIT map may hold: a raw chunk's payload is 64 MB. */
 #define MAX_JIT		(60U << 20)
 
-struct lproc *lproc_get(struct live *lv, u32 pid, bool *created)
+struct lproc *lproc_find(struct live *lv, u32 pid)
 {
 	struct lproc *lp;
 
-	*created = false;
 	hash_for_each_possible(lv->procs, lp, node, pid)
 		if (lp->pid == pid)
 			return lp;
+	return NULL;
+}
+
+struct lproc *lproc_get(struct live *lv, u32 pid, bool *created)
+{
+	struct lproc *lp = lproc_find(lv, pid);
+
+	*created = false;
+	if (lp)
+		return lp;
 	lp = xcalloc(1, sizeof(*lp));
 	lp->pid = pid;
 	hash_add(lv->procs, &lp->node, pid);
@@ -115,6 +124,14 @@ static size_t read_status(u32 pid, const char *name, unsigned long *v,
 	}
 	free(text);
 	return n;
+}
+
+static u32 read_tgid(u32 tid)
+{
+	unsigned long tgid;
+
+	return read_status(tid, "\nTgid:", &tgid, 1) && tgid <= UINT32_MAX ?
+	       tgid : 0;
 }
 
 static u32 read_ppid(u32 pid)
@@ -265,27 +282,110 @@ static int send_moved_files(struct live *lv, struct lproc *lp,
 	return 0;
 }
 
+/* The name in the comm file at @path, without its newline; "" if none. */
+static void read_comm(const char *path, char name[COMM_MAX])
+{
+	size_t len;
+	char *text = read_proc(path, &len, COMM_MAX);
+
+	name[0] = 0;
+	if (!text)
+		return;
+	if (len && text[len - 1] == '\n')
+		len--;
+	if (len < COMM_MAX) {
+		memcpy(name, text, len);
+		name[len] = 0;
+	}
+	free(text);
+}
+
 /* Send the process's name (/proc/PID/comm) if it changed since last time. */
 static int send_comm(struct live *lv, struct lproc *lp)
 {
-	char path[64], *text;
-	size_t len;
-	int ret = 0;
+	char path[64], name[COMM_MAX];
 
 	snprintf(path, sizeof(path), "/proc/%u/comm", lp->pid);
-	text = read_proc(path, &len, COMM_MAX);
-	if (!text)
+	read_comm(path, name);
+	if (!name[0] || !strcmp(name, lp->comm))
 		return 0;
-	if (len && text[len - 1] == '\n')
-		len--;
-	if (len && len < sizeof(lp->comm) &&
-	    (strlen(lp->comm) != len || memcmp(lp->comm, text, len))) {
-		ret = lv->out->comm(lv->out, lp->pid, text, len);
-		memcpy(lp->comm, text, len);
-		lp->comm[len] = 0;
+	strcpy(lp->comm, name);
+	return lv->out->comm(lv->out, lp->pid, 0, name, strlen(name));
+}
+
+/*
+ * Send a thread's name (/proc/PID/task/TID/comm) if it is not the one the
+ * thread goes by in the trace: the name last sent as its own, or else its
+ * process's.
+ */
+static int send_thread_comm(struct live *lv, struct lthread *lt)
+{
+	struct lproc *lp = lt->lp;
+	char path[64], name[COMM_MAX];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", lp->pid, lt->tid);
+	read_comm(path, name);
+	if (!name[0] || !strcmp(name, lt->comm[0] ? lt->comm : lp->comm))
+		return 0;
+	strcpy(lt->comm, name);
+	return lv->out->comm(lv->out, lp->pid, lt->tid, name, strlen(name));
+}
+
+static struct lthread *lthread_find(struct live *lv, u32 tid)
+{
+	struct lthread *lt;
+
+	hash_for_each_possible(lv->threads, lt, node, tid)
+		if (lt->tid == tid)
+			return lt;
+	return NULL;
+}
+
+/* A thread of @lp other than its main thread, whose name is its own. */
+static struct lthread *lthread_new(struct live *lv, struct lproc *lp, u32 tid)
+{
+	struct lthread *lt = lthread_find(lv, tid);
+
+	if (lt && lt->lp == lp)
+		return lt;
+	if (!lt) {
+		lt = xcalloc(1, sizeof(*lt));
+		lt->tid = tid;
+		hash_add(lv->threads, &lt->node, tid);
+	} else {
+		/* An id used again, its exit not read yet. */
+		hlist_del(&lt->in_proc);
+		lt->comm[0] = 0;
+		lt->checked = 0;
 	}
-	free(text);
-	return ret;
+	lt->lp = lp;
+	hlist_add_head(&lt->in_proc, &lp->lthreads);
+	return lt;
+}
+
+static void lthread_free(struct lthread *lt)
+{
+	hash_del(&lt->node);
+	hlist_del(&lt->in_proc);
+	free(lt);
+}
+
+/*
+ * The process's last thread exited: forget it.  Its pid may name another
+ * process next, which gets snapshots of its own.
+ */
+static void lproc_free(struct lproc *lp)
+{
+	struct hlist_node *tmp;
+	struct lthread *lt;
+
+	hlist_for_each_entry_safe(lt, tmp, &lp->lthreads, in_proc)
+		lthread_free(lt);
+	hash_del(&lp->node);
+	mapset_free(&lp->maps);
+	free(lp->text);
+	free(lp->files);
+	free(lp);
 }
 
 /*
@@ -362,6 +462,7 @@ static int send_jit(struct live *lv, struct lproc *lp)
  */
 int snapshot(struct live *lv, struct lproc *lp)
 {
+	struct lthread *lt;
 	struct mapset snap;
 	char path[64], *text;
 	u32 ppid;
@@ -372,6 +473,9 @@ int snapshot(struct live *lv, struct lproc *lp)
 		return 0;
 	if (send_comm(lv, lp) || send_jit(lv, lp))
 		return -1;
+	hlist_for_each_entry(lt, &lp->lthreads, in_proc)
+		if (send_thread_comm(lv, lt))
+			return -1;
 	snprintf(path, sizeof(path), "/proc/%u/maps", lp->pid);
 	text = read_proc(path, &len, MAX_MAPS);
 	if (!text) {
@@ -463,6 +567,49 @@ static int send_format(struct live *lv, struct stream *s, u32 id, u32 gen)
 }
 
 /*
+ * A THREAD record of thread @tid of @lp: a process seen for the first
+ * time, or a first thread where none ran (a pid used again, or a process
+ * whose first snapshot came before it ran), gets a snapshot; a thread's
+ * name is looked at once per read() that has its records (most threads
+ * name themselves as they start, and are gone by the time their last
+ * records are read); after its last thread exits, the process is
+ * forgotten.
+ */
+static int thread_event(struct live *lv, struct stream *s, struct lproc *lp,
+			u32 tid, unsigned int event, bool created)
+{
+	struct lthread *lt;
+
+	if (event == BTS_THREAD_NEW && !lp->threads++ && !created) {
+		lp->gone = false;
+		created = true;
+	}
+	if (created) {
+		lp->checked = lv->reads;
+		if (snapshot(lv, lp))
+			return -1;
+	}
+	lt = tid != lp->pid ? lthread_find(lv, tid) : NULL;
+	if (lt && lt->lp != lp)
+		lt = NULL;
+	if (event == BTS_THREAD_NEW && tid != lp->pid)
+		lt = lthread_new(lv, lp, tid);
+	if (event != BTS_THREAD_EXIT) {
+		if (!lt || lt->checked == lv->reads)
+			return 0;
+		lt->checked = lv->reads;
+		return send_thread_comm(lv, lt);
+	}
+	if (lt)
+		lthread_free(lt);
+	if (lp->threads && !--lp->threads) {
+		lproc_free(lp);
+		s->pid = 0;
+	}
+	return 0;
+}
+
+/*
  * Before records go out, make sure the mappings they need went out first:
  * a new process's, and a fresh snapshot (once per read) of a process when
  * a record points outside every mapping known.
@@ -482,11 +629,11 @@ static int prescan(struct live *lv, struct stream *s,
 			case BTS_PSEUDO_THREAD:
 				s->pid = r->flags;
 				lp = lproc_get(lv, s->pid, &created);
-				if (created) {
-					lp->checked = lv->reads;
-					if (snapshot(lv, lp))
-						return -1;
-				}
+				if (thread_event(lv, s, lp, r->to,
+						 BTS_PSEUDO_ARG(r->from), created))
+					return -1;
+				if (!s->pid)
+					lp = NULL;
 				break;
 			case BTS_PSEUDO_MARKER:
 				if (send_format(lv, s, BTS_MARKER_ID(r->flags),
@@ -697,9 +844,33 @@ void losses(struct live *lv, struct bts_status *sum)
 }
 
 /*
- * The ptrace stops of the command and of the processes it creates: let
- * them run, taking a snapshot of a process's mappings when it appears,
- * execs and exits.  @block: until the command is gone.
+ * A thread's exit stop: a process's last mappings, or a thread's last
+ * name (its records may all be read after it is gone).
+ */
+static int exit_stop(struct live *lv, u32 tid)
+{
+	struct lproc *lp = lproc_find(lv, tid);
+	struct lthread *lt;
+	u32 pid;
+
+	if (lp)
+		return snapshot(lv, lp);
+	lt = lthread_find(lv, tid);
+	if (!lt) {
+		pid = read_tgid(tid);
+		lp = pid && pid != tid ? lproc_find(lv, pid) : NULL;
+		if (!lp)
+			return 0;
+		lt = lthread_new(lv, lp, tid);
+	}
+	return send_thread_comm(lv, lt);
+}
+
+/*
+ * The ptrace stops of the command and of the processes and threads it
+ * creates: let them run, taking a snapshot of a process's mappings when
+ * it appears, execs and exits, and a thread's name when it exits.
+ * @block: until the command is gone.
  */
 int child_events(struct live *lv, bool block)
 {
@@ -731,16 +902,26 @@ int child_events(struct live *lv, bool block)
 				ptrace(PTRACE_LISTEN, w, 0, 0);
 				break;
 			}
-			/* A new process's first stop. */
+			/* A new thread's first stop: nothing to see yet. */
+			if (read_tgid(w) != (u32)w) {
+				ptrace(PTRACE_CONT, w, 0, 0);
+				break;
+			}
+			/* A new process's. */
 			fallthrough;
 		case PTRACE_EVENT_EXEC:
-		case PTRACE_EVENT_EXIT:
 			if (snapshot(lv, lproc_get(lv, w, &created)))
+				return -1;
+			ptrace(PTRACE_CONT, w, 0, 0);
+			break;
+		case PTRACE_EVENT_EXIT:
+			if (exit_stop(lv, w))
 				return -1;
 			ptrace(PTRACE_CONT, w, 0, 0);
 			break;
 		case PTRACE_EVENT_FORK:
 		case PTRACE_EVENT_VFORK:
+		case PTRACE_EVENT_CLONE:
 			ptrace(PTRACE_CONT, w, 0, 0);
 			break;
 		default:

@@ -50,6 +50,8 @@ struct lproc {
 	size_t len;
 	u64 vdso;		/* the vDSO image sent, by address */
 	char comm[COMM_MAX];	/* the name sent */
+	/* its threads whose BTS_THREAD_NEW came and BTS_THREAD_EXIT not yet */
+	unsigned int threads;
 	bool gone;
 	unsigned long checked;	/* the read() it was last snapshotted for */
 	/* its JIT map: its pid there, what was sent of which file, when */
@@ -61,7 +63,18 @@ struct lproc {
 	/* the mapped files whose copies were sent, or tried */
 	struct file_id *files;
 	size_t nfiles;
+	struct hlist_head lthreads;	/* its threads but the main one */
 	struct hlist_node node;		/* in live::procs, by pid */
+};
+
+/* A traced thread, not its process's main one: its name is its own. */
+struct lthread {
+	u32 tid;
+	struct lproc *lp;
+	char comm[COMM_MAX];	/* the name sent as its own; "": none */
+	unsigned long checked;	/* the read() its name was last read for */
+	struct hlist_node in_proc;	/* in lproc::lthreads */
+	struct hlist_node node;		/* in live::threads, by tid */
 };
 
 struct live {
@@ -70,6 +83,7 @@ struct live {
 	struct stream *s;
 	size_t ns;
 	DECLARE_HASHTABLE(procs, LPROC_HASH_BITS);
+	DECLARE_HASHTABLE(threads, LPROC_HASH_BITS);
 	struct bts_record buf[READ_RECORDS];
 	unsigned long reads;
 	unsigned long long records;
@@ -90,6 +104,7 @@ struct live {
 int report_exit(const char *cmd, int status);
 
 /* live.c: the /dev/bts files, the mappings sent, the poll loop */
+struct lproc *lproc_find(struct live *lv, u32 pid);
 struct lproc *lproc_get(struct live *lv, u32 pid, bool *created);
 int snapshot(struct live *lv, struct lproc *lp);
 int open_dev(void);

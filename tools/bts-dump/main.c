@@ -543,6 +543,7 @@ int main(int argc, char **argv)
 
 	lv = xcalloc(1, sizeof(*lv));
 	hash_init(lv->procs);
+	hash_init(lv->threads);
 	lv->o = &o;
 	if (o.print.format == FORMAT_RAW) {
 		if (raw_writer_init(&rw, out, o.print.out_name))

@@ -131,6 +131,28 @@ static void thread_reset(struct printer *pr, struct thread *t)
 	t->out = NULL;
 }
 
+/* @t is a thread of process @pid, the one running now, from here on. */
+static void thread_join(struct printer *pr, struct thread *t, u32 pid)
+{
+	t->pid = pid;
+	t->proc = proc_get(pr->syms, pid);
+	proc_thread_new(t->proc);
+	t->exited = false;
+}
+
+/* @t exited: after its process's last thread, the process is over. */
+static void thread_leave(struct printer *pr, struct thread *t)
+{
+	if (t->exited)
+		return;
+	t->exited = true;
+	t->comm[0] = 0;
+	proc_thread_exit(pr->syms, t->proc);
+	/* A thread of its id next is another: it gets a header. */
+	if (pr->shown == t)
+		pr->shown = NULL;
+}
+
 static struct thread *thread_get(struct printer *pr, u32 tid,
 				 u32 pid)
 {
@@ -142,21 +164,19 @@ static struct thread *thread_get(struct printer *pr, u32 tid,
 		if (t->pid != pid) {
 			/*
 			 * The id was reused by another process: the old
-			 * thread's end is written as its own.
+			 * thread's end is written as its own, and the old
+			 * thread is gone, its exit unseen.
 			 */
 			thread_reset(pr, t);
-			t->pid = pid;
-			t->proc = proc_get(pr->syms, pid);
+			thread_leave(pr, t);
+			thread_join(pr, t, pid);
 			window_free(pr, t);
-			if (pr->shown == t)
-				pr->shown = NULL;
 		}
 		return t;
 	}
 	t = xcalloc(1, sizeof(*t));
 	t->tid = tid;
-	t->pid = pid;
-	t->proc = proc_get(pr->syms, pid);
+	thread_join(pr, t, pid);
 	hash_add(pr->threads, &t->node, tid);
 	return t;
 }
@@ -454,10 +474,21 @@ u64 call_site(const struct thread *t)
 	return f && !f->signal ? f->site : 0;
 }
 
-/* "tid T pid P", and the process's name where the trace gave it. */
+/**
+ * thread_comm() - the name @t goes by
+ * @t: the thread
+ *
+ * Return: its own, or its process's, or NULL if the trace gave neither.
+ */
+const char *thread_comm(const struct thread *t)
+{
+	return t->comm[0] ? t->comm : proc_comm(t->proc);
+}
+
+/* "tid T pid P", and the thread's name where the trace gave it. */
 const char *thread_label(const struct thread *t, char *buf, size_t len)
 {
-	const char *comm = proc_comm(t->proc);
+	const char *comm = thread_comm(t);
 
 	if (comm)
 		snprintf(buf, len, "tid %u pid %u %s", t->tid, t->pid, comm);
@@ -820,11 +851,17 @@ static void on_thread(struct printer *pr, struct thread **cur,
 
 	t = thread_get(pr, (u32)r->to, (u32)r->flags);
 	*cur = t;
-	if (event == BTS_THREAD_NEW)
+	if (event == BTS_THREAD_NEW) {
 		thread_reset(pr, t);
+		/* An id used again: of the process running now. */
+		if (t->exited)
+			thread_join(pr, t, t->pid);
+	}
 	if ((event == BTS_THREAD_NEW || event == BTS_THREAD_EXIT) &&
 	    pr->output->thread && thread_shown(pr, t))
 		pr->output->thread(pr, t, event);
+	if (event == BTS_THREAD_EXIT)
+		thread_leave(pr, t);
 }
 
 /* A pseudo-record of a type this bts-dump does not know. */
@@ -1054,11 +1091,24 @@ static int p_event_format(struct sink *s, u32 id, u32 gen, const char *text,
 	return 0;
 }
 
-static int p_comm(struct sink *s, u32 pid, const char *name, size_t len)
+static int p_comm(struct sink *s, u32 pid, u32 tid, const char *name,
+		  size_t len)
 {
 	struct printer *pr = (struct printer *)s;
+	struct thread *t;
 
-	proc_set_comm(proc_get(pr->syms, pid), name, len);
+	/* A new name shows in the next header. */
+	if (pr->shown && pr->shown->pid == pid)
+		pr->shown = NULL;
+	if (!tid) {
+		proc_set_comm(proc_get(pr->syms, pid), name, len);
+		return 0;
+	}
+	t = thread_get(pr, tid, pid);
+	if (len >= sizeof(t->comm))
+		len = sizeof(t->comm) - 1;
+	memcpy(t->comm, name, len);
+	t->comm[len] = 0;
 	return 0;
 }
 

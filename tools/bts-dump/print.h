@@ -50,6 +50,10 @@ struct thread {
 	u32 tid;
 	u32 pid;
 	struct proc *proc;
+	/* its exit was seen: @proc no longer counts it */
+	bool exited;
+	/* its own name, if the trace gave it one; "" goes by its process's */
+	char comm[COMM_MAX];
 	/* where the current block started; 0 if unknown */
 	u64 at;
 	/*
@@ -255,6 +259,7 @@ extern const struct output output_pt;
 
 /* print.c: what the outputs share */
 int output_error(struct printer *pr, int error);
+const char *thread_comm(const struct thread *t);
 const char *thread_label(const struct thread *t, char *buf, size_t len);
 u64 call_site(const struct thread *t);
 const char *func_name(struct printer *pr, struct thread *t, u64 addr,

@@ -347,6 +347,7 @@ static void chrome_track(struct printer *pr, struct thread *t)
 		/* The viewer adds the pid. */
 		chrome_event(pr, t, 'P', intern(tr, comm ? comm : "process"));
 	}
+	comm = thread_comm(t);
 	snprintf(label, sizeof(label), "%s%stid %u", comm ? comm : "",
 		 comm ? " " : "", t->tid);
 	chrome_event(pr, t, 'M', intern(tr, label));

@@ -69,7 +69,7 @@ void json_esc(FILE *f, const char *s)
 static void json_begin(struct printer *pr, const struct thread *t,
 		       const char *kind)
 {
-	const char *comm = proc_comm(t->proc);
+	const char *comm = thread_comm(t);
 
 	fprintf(pr->out, "{\"tid\":%u,\"pid\":%u,", t->tid, t->pid);
 	if (comm) {

@@ -372,7 +372,7 @@ static void put_sample_id(struct printer *pr, const struct thread *t)
 static void put_comm(struct printer *pr, struct thread *t,
 		     struct perf_thread *pt)
 {
-	const char *comm = proc_comm(t->proc);
+	const char *comm = thread_comm(t);
 	char unknown[16];
 	u32 ids[2] = { t->pid, t->tid };
 
@@ -525,7 +525,7 @@ static void sync_thread(struct printer *pr, struct thread *t,
 	const char *comm;
 
 	maps = proc_maps(t->proc, &gen);
-	comm = proc_comm(t->proc);
+	comm = thread_comm(t);
 	if (pt->comm_written && !pt->exec && pp->maps_said &&
 	    gen == pp->maps_gen &&
 	    (!comm || !strcmp(comm, pt->comm)))

@@ -16,7 +16,7 @@
 static void fields_prefix(struct printer *pr, const struct thread *t)
 {
 	unsigned int f = pr->opts.fields;
-	const char *comm = proc_comm(t->proc);
+	const char *comm = thread_comm(t);
 
 	if (f & FIELD_COMM)
 		fprintf(pr->out, "%s ", comm ? comm : "?");

@@ -34,6 +34,7 @@ enum raw_chunk {
 	RAW_COMM	= 6,
 	RAW_JIT		= 7,
 	RAW_FILE	= 8,
+	RAW_THREAD_COMM	= 9,
 };
 
 /* RAW_JIT's flags */
@@ -159,14 +160,20 @@ static int w_event_format(struct sink *s, u32 id, u32 gen, const char *text,
 	return w_chunk(w, RAW_EVENT_FORMAT, head, sizeof(head), text, len);
 }
 
-static int w_comm(struct sink *s, u32 pid, const char *name, size_t len)
+/*
+ * A thread's name has a type of its own: readers before it would take
+ * it for its process's.
+ */
+static int w_comm(struct sink *s, u32 pid, u32 tid, const char *name,
+		  size_t len)
 {
 	struct raw_writer *w = (struct raw_writer *)s;
 	unsigned char head[8];
 
 	put32(head, pid);
-	put32(head + 4, 0);
-	return w_chunk(w, RAW_COMM, head, sizeof(head), name, len);
+	put32(head + 4, tid);
+	return w_chunk(w, tid ? RAW_THREAD_COMM : RAW_COMM, head, sizeof(head),
+		       name, len);
 }
 
 static int w_jit(struct sink *s, u32 pid, u32 ns_pid, bool whole,
@@ -303,7 +310,14 @@ static int dispatch(struct sink *s, const char *name, u64 off,
 			return bad(name, off, "bad comm chunk size");
 		if (get32(p + 4))
 			return bad(name, off, "reserved field not zero");
-		return s->comm(s, get32(p), (char *)p + 8, len - 8);
+		return s->comm(s, get32(p), 0, (char *)p + 8, len - 8);
+	case RAW_THREAD_COMM:
+		if (len < 8 || len - 8 >= COMM_MAX)
+			return bad(name, off, "bad thread comm chunk size");
+		if (!get32(p + 4))
+			return bad(name, off, "thread comm chunk without a thread");
+		return s->comm(s, get32(p), get32(p + 4), (char *)p + 8,
+			       len - 8);
 	case RAW_JIT:
 		if (len < 12)
 			return bad(name, off, "bad JIT map chunk size");

@@ -146,7 +146,13 @@ struct proc {
 	char comm[COMM_MAX];
 	/* symbols of its JIT code; NULL until code in no file was seen */
 	struct jit_map *jit;
-	struct hlist_node node;	/* in syms::procs, by pid */
+	/* its threads the trace has not seen exit */
+	unsigned int threads;
+	/*
+	 * In syms::procs, by pid, while it runs; then, its last thread
+	 * gone, in syms::ended (its pid may name another process next).
+	 */
+	struct hlist_node node;
 };
 
 struct insn_slot {
@@ -159,6 +165,7 @@ struct insn_slot {
 
 struct syms {
 	DECLARE_HASHTABLE(procs, SYMS_HASH_BITS);
+	struct hlist_head ended;
 	struct elf_file *files;
 	DECLARE_HASHTABLE(files_by_hash, SYMS_HASH_BITS);
 	struct addr_info ai;	/* what proc_addr() returned last */
@@ -214,27 +221,42 @@ struct syms *syms_new(bool demangle)
 	struct syms *st = xcalloc(1, sizeof(*st));
 
 	hash_init(st->procs);
+	INIT_HLIST_HEAD(&st->ended);
 	hash_init(st->files_by_hash);
 	st->demangle = demangle;
 	elf_version(EV_CURRENT);
 	return st;
 }
 
+/* What @p's branches are looked up in: its mappings, images, JIT map. */
+static void proc_release(struct proc *p)
+{
+	struct image *i, *in;
+
+	for (i = p->images; i; i = in) {
+		in = i->next;
+		free(i);
+	}
+	p->images = NULL;
+	mapset_free(&p->maps);
+	jit_map_free(p->jit);
+	p->jit = NULL;
+	p->gen++;
+}
+
 void syms_free(struct syms *st)
 {
 	struct elf_file *f, *fn;
-	struct image *i, *in;
 	struct hlist_node *pn;
 	struct proc *p;
 	size_t b;
 
 	hash_for_each_safe(st->procs, b, pn, p, node) {
-		for (i = p->images; i; i = in) {
-			in = i->next;
-			free(i);
-		}
-		mapset_free(&p->maps);
-		jit_map_free(p->jit);
+		proc_release(p);
+		free(p);
+	}
+	hlist_for_each_entry_safe(p, pn, &st->ended, node) {
+		proc_release(p);
 		free(p);
 	}
 	for (f = st->files; f; f = fn) {
@@ -272,6 +294,7 @@ void syms_free(struct syms *st)
 	free(st);
 }
 
+/* The process @pid names now: a new one if it has none running. */
 struct proc *proc_get(struct syms *st, u32 pid)
 {
 	struct proc *p;
@@ -283,6 +306,34 @@ struct proc *proc_get(struct syms *st, u32 pid)
 	p->pid = pid;
 	hash_add(st->procs, &p->node, pid);
 	return p;
+}
+
+/**
+ * proc_thread_new() - a thread of @p appeared in the trace
+ * @p: the process
+ */
+void proc_thread_new(struct proc *p)
+{
+	p->threads++;
+}
+
+/**
+ * proc_thread_exit() - a thread of @p exited
+ * @st: the symbol tables
+ * @p: the process
+ *
+ * After its last, the process is over: what its branches were looked up
+ * in is freed (a trace of many processes holds the mappings of those
+ * running), and its pid names a new process from then on (the kernel may
+ * give it to another).  @p itself stays, for its name and parent.
+ */
+void proc_thread_exit(struct syms *st, struct proc *p)
+{
+	if (!p->threads || --p->threads)
+		return;
+	proc_release(p);
+	hash_del(&p->node);
+	hlist_add_head(&p->node, &st->ended);
 }
 
 static struct proc *proc_find(struct syms *st, u32 pid)

@@ -70,9 +70,13 @@ int trace_cmd(struct live *lv)
 	bool created;
 	sigset_t old;
 
-	/* Follow the processes BTS follows, to see their mappings too. */
+	/*
+	 * Follow the processes BTS follows, to see their mappings too, and
+	 * their threads, for their names as they exit.
+	 */
 	if (!o->no_inherit)
-		ptrace_opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+		ptrace_opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+			       PTRACE_O_TRACECLONE;
 
 	fd = open_dev();
 	if (fd < 0)

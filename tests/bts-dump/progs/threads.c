@@ -3,7 +3,8 @@
  * Five threads besides main, traced at once, each with its own known
  * branch pattern: thread i (1..5) calls leaf() 50 * i times and then
  * rec(i), which recurses i times.  main creates threads 1 to 4; thread 1
- * creates thread 5, so inheritance is tested from a thread too.
+ * creates thread 5, so inheritance is tested from a thread too.  Thread i
+ * names itself "worker-i" (pthread_setname_np()) as it starts.
  *
  * Traces of two runs can only be compared if every thread takes the same
  * path in both, however the threads are scheduled.  So whatever touches
@@ -27,6 +28,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <sys/pidfd.h>
 #include <unistd.h>
 #include "common.h"
@@ -78,7 +80,10 @@ noipa void *thread_main(void *arg)
 {
 	int i = (int)(long)arg, k;
 	long acc = i;
+	char name[16];
 
+	snprintf(name, sizeof(name), "worker-%d", i);
+	CHECK(pthread_setname_np(pthread_self(), name) == 0);
 	if (i == 1)
 		spawn(5);
 	tids[i] = gettid();

@@ -672,6 +672,30 @@ def test_comm():
     tap(rc == 1 and "bad comm chunk size" in err,
         "comm: a name too long for any kernel is a malformed file", err)
 
+    f = write("threadcomm.raw", rg.header() +
+              rg.maps_chunk(80, rg.maps_lines(PROG)) +
+              rg.comm_chunk(80, "prog") +
+              rg.thread_comm_chunk(80, 81, "worker") +
+              rg.records_chunk([rg.thread(81, 80, rg.THREAD_NEW),
+                                rg.branch(a("tramp"), a("leaf")),
+                                rg.thread(82, 80, rg.THREAD_NEW),
+                                rg.branch(a("tramp"), a("leaf")),
+                                rg.thread(81, 80, rg.THREAD_EXIT),
+                                rg.thread(81, 80, rg.THREAD_NEW),
+                                rg.branch(a("tramp"), a("leaf"))]))
+    rc, out, err = run(f)
+    want = ["[tid 81 pid 80 worker]", "[tid 82 pid 80 prog]",
+            "[tid 81 pid 80 worker]", "-- thread exited",
+            "[tid 81 pid 80 prog]", "-- new thread"]
+    tap(rc == 0 and has_lines(out, want),
+        "thread comm: a thread's own name; others, and a new thread of "
+        "its id, go by the process's", diag(out, want) + err)
+    f = write("badthreadcomm.raw", rg.header() +
+              rg.thread_comm_chunk(80, 0, "worker"))
+    rc, out, err = run(f)
+    tap(rc == 1 and "thread comm chunk without a thread" in err,
+        "thread comm: a name for thread 0 is a malformed file", err)
+
 
 def test_progress():
     """--progress: the same output, a count on stderr, whatever chunks"""
@@ -1156,6 +1180,50 @@ def test_map_records():
         "jsonl --show-maps: exec, mmap, munmap objects", out + err)
 
 
+def test_pid_reuse():
+    """A pid given to a new process after the old one's last thread exited
+    names the new one: its own mappings and name.  A thread outliving the
+    main one keeps the old process."""
+    b1, b2 = 0x555555554000, 0x7f0000000000
+    sp = nm(PROG_PIE)
+
+    def br(bias):
+        return rg.branch(bias + sp["tramp"][0] + 5, bias + sp["raw_write"][0])
+
+    f = write("reuse.raw", rg.header() +
+              rg.maps_chunk(90, rg.maps_lines(PROG_PIE, b1), ppid=1) +
+              rg.comm_chunk(90, "first") +
+              rg.records_chunk([
+                  rg.thread(90, 90, rg.THREAD_NEW),
+                  rg.map_event(rg.MAP_EXEC),
+                  *rg.map_file(PROG_PIE, b1),
+                  br(b1),
+                  rg.thread(92, 90, rg.THREAD_NEW),
+                  br(b1),
+                  rg.thread(90, 90, rg.THREAD_EXIT),
+                  rg.thread(92, 90),
+                  br(b1),
+                  rg.thread(92, 90, rg.THREAD_EXIT),
+              ]) +
+              rg.maps_chunk(90, rg.maps_lines(PROG_PIE, b2), ppid=1) +
+              rg.comm_chunk(90, "second") +
+              rg.records_chunk([
+                  rg.thread(90, 90, rg.THREAD_NEW),
+                  br(b2),
+                  rg.thread(92, 90, rg.THREAD_NEW),
+                  br(b2),
+              ]))
+    rc, out, err = run(f, "--format=jsonl")
+    br_ = [r for r in jsonl(out) if r["kind"] == "branch"] if rc == 0 else []
+    tap(len(br_) == 5 and
+        all(r.get("to_sym") == "raw_write" for r in br_) and
+        [r.get("comm") for r in br_] == ["first"] * 3 + ["second"] * 2 and
+        [r["from"] for r in br_] == [x(b + sp["tramp"][0] + 5)
+                                     for b in (b1, b1, b1, b2, b2)],
+        "pid reuse: the new process's own mappings and name; a thread "
+        "outliving the main one keeps the old process", out + err)
+
+
 def test_folded_chrome():
     """The call-tree pictures of a trace that jumps out of calls"""
     f = os.path.join(WORK, "jump.raw")
@@ -1436,7 +1504,7 @@ for t in (test_symtab, check_insn_len.test_insn_len,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_unknown_pseudo,
           test_markers, test_event_formats, test_trigger,
-          test_map_records, test_filters, test_comm, test_progress,
+          test_map_records, test_pid_reuse, test_filters, test_comm, test_progress,
           test_fields,
           check_order.test_order, check_order.test_held_calls,
           check_order.test_unordered, check_order.test_unstamped,

@@ -12,7 +12,7 @@ import subprocess
 
 MAGIC = b"BTSDUMP\n"
 RECORDS, MAPS, MEMORY, EXIT, EVENT_FORMAT, COMM, JIT = 1, 2, 3, 4, 5, 6, 7
-FILE = 8
+FILE, THREAD_COMM = 8, 9
 
 # include/uapi/linux/bts.h
 PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
@@ -184,6 +184,10 @@ def event_format_chunk(ev_id, gen, text):
 
 def comm_chunk(pid, name):
     return chunk(COMM, struct.pack("<II", pid, 0) + name.encode())
+
+
+def thread_comm_chunk(pid, tid, name):
+    return chunk(THREAD_COMM, struct.pack("<II", pid, tid) + name.encode())
 
 
 def jit_chunk(pid, ns_pid, text, whole=True):
