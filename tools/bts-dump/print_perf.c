@@ -100,6 +100,22 @@ struct perf_state {
 	u32 next_queue;
 	int failed;			/* a write's errno: finish() says so */
 	DECLARE_HASHTABLE(procs, PROC_HASH_BITS);
+	DECLARE_HASHTABLE(dsos, PROC_HASH_BITS);
+	size_t dsos_size;		/* their HEADER_BUILD_ID records' */
+};
+
+/*
+ * The longest build ID an MMAP2 record holds: it takes the place of the
+ * device and inode numbers (struct perf_record_mmap2).
+ */
+#define MMAP2_BUILD_ID_MAX	20
+
+/* A file mapped with a build ID, for the file's HEADER_BUILD_ID. */
+struct perf_dso {
+	char *path;
+	u8 build_id_len;
+	u8 build_id[MMAP2_BUILD_ID_MAX];
+	struct hlist_node node;		/* in perf_state::dsos */
 };
 
 /*
@@ -203,17 +219,20 @@ static const u64 event_id = EVENT_ID;
  * event's id and its attribute with where the id is; the records, @data_size
  * bytes, follow them, then the features.  The one feature is an empty AUX
  * index (HEADER_AUXTRACE): perf then reads the AUX data where the AUXTRACE
- * records are, and knows the file has AUX data.
+ * records are, and knows the file has AUX data.  Before it, if any file
+ * was mapped with a build ID, HEADER_BUILD_ID.
  */
 struct perf_file_section {
 	u64 offset;
 	u64 size;
 };
 
-#define HEADER_AUXTRACE		18	/* the feature's bit */
+#define HEADER_BUILD_ID		2	/* the features' bits */
+#define HEADER_AUXTRACE		18
 
 static void put_file_parts(struct printer *pr, u64 data_size)
 {
+	const struct perf_state *st = pr->out_state;
 	struct {
 		u64 magic;
 		u64 size;
@@ -235,6 +254,8 @@ static void put_file_parts(struct printer *pr, u64 data_size)
 		.data = { attrs_at + attr_size, data_size },
 		.features = { 1ULL << HEADER_AUXTRACE },
 	};
+	if (st && st->dsos_size)
+		header.features[0] |= 1ULL << HEADER_BUILD_ID;
 	ids = (struct perf_file_section){
 		.offset = ids_at,
 		.size = sizeof(event_id),
@@ -423,10 +444,77 @@ static bool code_mapping(const struct mapping *m)
 }
 
 /*
- * The longest build ID an MMAP2 record holds: it takes the place of the
- * device and inode numbers (struct perf_record_mmap2).
+ * perf.data's HEADER_BUILD_ID feature (tools/perf/util/header.c,
+ * write_buildid()): per file, this and its name, zero-padded to a
+ * multiple of 64 bytes; the process -1 is the host.
  */
-#define MMAP2_BUILD_ID_MAX	20
+struct perf_build_id {
+	struct perf_event_header header;	/* only misc and size */
+	s32 pid;
+	u8 build_id[MMAP2_BUILD_ID_MAX];
+	u8 build_id_size;
+	u8 reserved[3];
+};
+
+#define PERF_RECORD_MISC_BUILD_ID_SIZE	(1 << 15)
+#define BUILD_ID_NAME_ALIGN		64
+
+static size_t build_id_name_len(const char *path)
+{
+	return (strlen(path) + BUILD_ID_NAME_ALIGN) &
+	       ~(size_t)(BUILD_ID_NAME_ALIGN - 1);
+}
+
+/*
+ * perf buildid-list and perf archive read the files a recording needs from
+ * the file's header, not from its MMAP2 records: each file with a build ID
+ * goes there once.
+ */
+static void note_dso(struct perf_state *st, const struct mapping *m)
+{
+	struct perf_dso *d;
+	u32 key;
+
+	memcpy(&key, m->build_id, sizeof(key));
+	hash_for_each_possible(st->dsos, d, node, key)
+		if (d->build_id_len == m->build_id_len &&
+		    !memcmp(d->build_id, m->build_id, m->build_id_len) &&
+		    !strcmp(d->path, m->path))
+			return;
+	d = xcalloc(1, sizeof(*d));
+	d->path = xstrdup(m->path);
+	d->build_id_len = m->build_id_len;
+	memcpy(d->build_id, m->build_id, m->build_id_len);
+	hash_add(st->dsos, &d->node, key);
+	st->dsos_size += sizeof(struct perf_build_id) +
+			 build_id_name_len(d->path);
+}
+
+static void put_build_ids(struct printer *pr)
+{
+	struct perf_state *st = pr->out_state;
+	static const char zeros[BUILD_ID_NAME_ALIGN];
+	struct perf_build_id b;
+	struct perf_dso *d;
+	size_t b_len, len;
+	unsigned int k;
+
+	hash_for_each(st->dsos, k, d, node) {
+		len = strlen(d->path);
+		b_len = build_id_name_len(d->path);
+		b = (struct perf_build_id){
+			.header.misc = PERF_RECORD_MISC_USER |
+				       PERF_RECORD_MISC_BUILD_ID_SIZE,
+			.header.size = sizeof(b) + b_len,
+			.pid = -1,
+			.build_id_size = d->build_id_len,
+		};
+		memcpy(b.build_id, d->build_id, d->build_id_len);
+		put(pr, &b, sizeof(b));
+		put(pr, d->path, len);
+		put(pr, zeros, b_len - len);
+	}
+}
 
 static void put_mmap(struct printer *pr, struct thread *t,
 		     const struct mapping *m)
@@ -466,6 +554,7 @@ static void put_mmap(struct printer *pr, struct thread *t,
 		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
 		mm.build_id_size = m->build_id_len;
 		memcpy(mm.build_id, m->build_id, m->build_id_len);
+		note_dso(pr->out_state, m);
 	} else {
 		mm.maj = m->dev_major;
 		mm.min = m->dev_minor;
@@ -648,19 +737,31 @@ static void perf_thread_free(struct printer *pr, struct thread *t)
 static int perf_finish(struct printer *pr)
 {
 	struct perf_state *st = state_of(pr);
-	struct perf_file_section index;
+	struct perf_file_section index[2];
 	const u64 no_entries = 0;
-	off_t end;
+	unsigned int n = 0;
+	off_t end, at;
 
 	flush_pending(pr);
-	/* The features, and the header again with the size of the records. */
+	/*
+	 * The features' index, in the order of their bits, and each's
+	 * content; then the header again with the size of the records.
+	 */
 	if (st->file && !st->failed) {
 		end = ftello(pr->out);
-		index = (struct perf_file_section){
-			.offset = end + sizeof(index),
-			.size = sizeof(no_entries),
+		at = end + (st->dsos_size ? 2 : 1) * sizeof(*index);
+		if (st->dsos_size) {
+			index[n++] = (struct perf_file_section){
+				.offset = at, .size = st->dsos_size,
+			};
+			at += st->dsos_size;
+		}
+		index[n++] = (struct perf_file_section){
+			.offset = at, .size = sizeof(no_entries),
 		};
-		put(pr, &index, sizeof(index));
+		put(pr, index, n * sizeof(*index));
+		if (st->dsos_size)
+			put_build_ids(pr);
 		put(pr, &no_entries, sizeof(no_entries));
 		if (end < 0 || fseeko(pr->out, 0, SEEK_SET))
 			st->failed = errno ?: EIO;
@@ -676,14 +777,20 @@ static void perf_free(struct printer *pr)
 {
 	struct perf_state *st = pr->out_state;
 	struct perf_proc *pp;
+	struct perf_dso *d;
 	struct hlist_node *tmp;
 	unsigned int b;
 
-	if (st)
+	if (st) {
 		hash_for_each_safe(st->procs, b, tmp, pp, node) {
 			mapset_free(&pp->maps);
 			free(pp);
 		}
+		hash_for_each_safe(st->dsos, b, tmp, d, node) {
+			free(d->path);
+			free(d);
+		}
+	}
 	free(st);
 }
 

@@ -223,6 +223,12 @@ def test_perf_build_id():
     ok, text = names(("tramp+0x0", "leaf+0x0"))
     tap(ok, "perf.data file with the trace's build ID: the file it names "
         "is symbolized", text)
+    q = subprocess.run(["perf", "buildid-list", "-i", data], env=env,
+                       capture_output=True, text=True)
+    tap(q.returncode == 0 and
+        q.stdout.splitlines() == ["%s %s" % (bid.hex(), path)],
+        "perf.data file: its header lists the file and its build ID "
+        "(perf buildid-list, perf archive)", q.stdout + q.stderr)
 
     with open(PROG, "rb") as f:
         elf = f.read()
