@@ -433,14 +433,21 @@ static void put_fork(struct printer *pr, struct thread *t)
 }
 
 /*
- * The code perf needs to see: what is executable, file-backed or the
- * vDSO (which perf finds by that name).
+ * The code perf needs to see: what is executable.  perf finds the vDSO by
+ * its name, and names code in no file (a JIT's), which it knows as
+ * "//anon", from the process's /tmp/perf-PID.map, as it does for its own
+ * recordings.
  */
 static bool code_mapping(const struct mapping *m)
 {
-	if (m->perms[2] != 'x' || !m->path || !*m->path)
-		return false;
-	return m->path[0] != '[' || !strcmp(m->path, "[vdso]");
+	return m->perms[2] == 'x' && m->path;
+}
+
+static const char *perf_path(const struct mapping *m)
+{
+	if (mapping_in_no_file(m) && strcmp(m->path, "[vdso]"))
+		return "//anon";
+	return m->path;
 }
 
 /*
@@ -560,9 +567,10 @@ static void put_mmap(struct printer *pr, struct thread *t,
 		mm.min = m->dev_minor;
 		mm.ino = m->inode;
 	}
-	put_sideband_header(pr, PERF_RECORD_MMAP2, misc, sizeof(mm), m->path);
+	put_sideband_header(pr, PERF_RECORD_MMAP2, misc, sizeof(mm),
+			    perf_path(m));
 	put(pr, &mm, sizeof(mm));
-	put_name(pr, m->path);
+	put_name(pr, perf_path(m));
 	put_sample_id(pr, t);
 }
 

@@ -7,6 +7,7 @@ import subprocess
 import time
 
 import rawgen as rg
+from check_perf import diff, perf_script
 from checklib import (BTS_DUMP, PROG, jsonl, nm, run, run_memcheck, tap,
                       write)
 
@@ -147,6 +148,27 @@ def carried(name, chunks):
                                   if not i else []) +
                                  [rg.branch(S["tramp"][0], JIT + 0x100)])
     return write(name, data)
+
+
+def test_jit_perf():
+    """--format=perf: JIT code is perf's "//anon", which perf names from
+    /tmp/perf-PID.map as in its own recordings"""
+    data = os.path.join(os.path.dirname(trace("jit-perf.raw")), "jit.data")
+    rc, out, err = run(trace("jit-perf.raw"), "--format=perf", "-o", data)
+    try:
+        write_map("%x 40 jit_a\n%x 20 jit_b\n" % (JIT + 0x100, JIT + 0x200))
+        got, _, text = perf_script(data)
+    finally:
+        os.unlink(MAP)
+    want = {PID: [":%d %x tramp+0x0 => %x jit_a+0x0" % (
+                      PID, S["tramp"][0], JIT + 0x100),
+                  ":%d %x jit_a+0x30 => %x jit_b+0x0" % (
+                      PID, JIT + 0x130, JIT + 0x200),
+                  ":%d %x jit_b+0x8 => %x tramp+0x5" % (
+                      PID, JIT + 0x208, S["tramp"][0] + 5)]}
+    tap(rc == 0 and got == want, "JIT in perf.data: an //anon mapping, "
+        "named by perf from /tmp/perf-PID.map", diff(want, got) + "\n" +
+        text + err)
 
 
 def test_jit_carried():
