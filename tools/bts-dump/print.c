@@ -125,6 +125,7 @@ static void thread_reset(struct printer *pr, struct thread *t)
 	t->nframes = 0;
 	t->have_detail = false;
 	t->payload_have = 0;
+	t->exec_pending = false;
 	map_details_clear(&t->map);
 	if (pr->output->thread_free)
 		pr->output->thread_free(pr, t);
@@ -617,6 +618,9 @@ static void on_kernel(struct printer *pr, struct thread *t,
 {
 	struct kernel k;
 
+	/* An exec's own system call was made in the program before it. */
+	if (t->exec_pending)
+		proc_exec_entry(t->proc, r->flags);
 	kernel_decode(pr, t, r, &k);
 	kernel_what(&k, k.what, sizeof(k.what));
 	k.depth = t->nframes;
@@ -629,6 +633,10 @@ static void on_kernel(struct printer *pr, struct thread *t,
 		t->nframes = 0;
 	if (pr->output->kernel && shown(pr, t, k.entry, k.resume))
 		pr->output->kernel(pr, t, &k);
+	if (t->exec_pending) {
+		proc_exec_entry(t->proc, 0);
+		t->exec_pending = false;
+	}
 	push_block(t, t->at, k.end);
 	/* The kernel returns a system call's result, or a signal's, in eax. */
 	if (k.kind == BTS_ENTRY_SYSCALL || k.how != RESUME_NORMAL)
@@ -822,6 +830,7 @@ static void on_map(struct printer *pr, struct thread *t,
 	switch (c.event) {
 	case BTS_MAP_EXEC:
 		proc_exec(pr->syms, t->proc);
+		t->exec_pending = true;
 		c.what = "exec";
 		break;
 	case BTS_MAP_MMAP:

@@ -52,6 +52,8 @@ struct thread {
 	struct proc *proc;
 	/* its exit was seen: @proc no longer counts it */
 	bool exited;
+	/* it executed a program, the system call's record not seen yet */
+	bool exec_pending;
 	/* its own name, if the trace gave it one; "" goes by its process's */
 	char comm[COMM_MAX];
 	/* where the current block started; 0 if unknown */

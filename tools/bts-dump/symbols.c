@@ -138,6 +138,13 @@ struct proc {
 	/* its parent, as the first /proc snapshot naming one says; or 0 */
 	u32 ppid;
 	struct mapset maps;
+	/*
+	 * The mappings before the last exec, for its system call's
+	 * @exec_entry, which the trace gives after the new program's
+	 * mappings; 0: none to look up there.
+	 */
+	struct mapset before_exec;
+	u64 exec_entry;
 	/* bumped whenever @maps changes: cached lookups are per generation */
 	unsigned int gen;
 	/* memory images of this process, newest first */
@@ -239,6 +246,7 @@ static void proc_release(struct proc *p)
 	}
 	p->images = NULL;
 	mapset_free(&p->maps);
+	mapset_free(&p->before_exec);
 	jit_map_free(p->jit);
 	p->jit = NULL;
 	p->gen++;
@@ -721,16 +729,36 @@ static struct elf_file *carried(const struct proc *p,
 }
 
 /*
- * The process executed a new program: nothing of the old one is mapped.
- * The memory images stay: one of the new program's (its vDSO) may have
- * come before the trace's exec record did.
+ * The process executed a new program: nothing of the old one is mapped,
+ * but for the exec's own system call (proc_exec_entry()).  The memory
+ * images stay: one of the new program's (its vDSO) may have come before
+ * the trace's exec record did.
  */
 void proc_exec(struct syms *st, struct proc *p)
 {
 	(void)st;
-	mapset_free(&p->maps);
+	mapset_free(&p->before_exec);
+	p->before_exec = p->maps;
+	p->maps = (struct mapset){ 0 };
+	p->exec_entry = 0;
 	p->announced = true;
 	p->gen++;
+}
+
+/**
+ * proc_exec_entry() - where the exec's system call was made
+ * @p: the process
+ * @addr: the system call's address, or 0 when it is named
+ *
+ * The trace gives the stay in the kernel that executed a new program
+ * after the new program's mappings: until it is named, @addr is looked
+ * up in the old program's; then they are gone.
+ */
+void proc_exec_entry(struct proc *p, u64 addr)
+{
+	p->exec_entry = addr;
+	if (!addr)
+		mapset_free(&p->before_exec);
 }
 
 void proc_set_comm(struct proc *p, const char *name, size_t len)
@@ -1074,6 +1102,8 @@ static struct module *resolve(struct syms *st, struct proc *p,
 
 static struct mapping *find(struct proc *p, u64 addr)
 {
+	if (addr == p->exec_entry)
+		return (struct mapping *)mapset_find(&p->before_exec, addr);
 	return (struct mapping *)mapset_find(&p->maps, addr);
 }
 

@@ -1180,6 +1180,39 @@ def test_map_records():
         "jsonl --show-maps: exec, mmap, munmap objects", out + err)
 
 
+def test_exec_entry():
+    """The execve's stay in the kernel, which the trace gives after the new
+    program's mappings: entered in the old program, left to the new."""
+    b = 0x555555554000
+    sp = nm(PROG_PIE)
+    f = write("exec-entry.raw", rg.header() +
+              rg.maps_chunk(96, rg.maps_lines(PROG)) +
+              rg.records_chunk([
+                  rg.thread(96, 96, rg.THREAD_NEW),
+                  rg.branch(a("tramp", 5), a("raw_write")),
+                  rg.map_event(rg.MAP_EXEC),
+                  *rg.map_file(PROG_PIE, b),
+                  rg.kernel_detail(rg.ABI_X86_64, 59, 1000),
+                  rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5),
+                            b + sp["tramp"][0]),
+                  rg.branch(b + sp["tramp"][0] + 5, b + sp["raw_write"][0]),
+                  rg.kernel_detail(rg.ABI_X86_64, 1, 1010),
+                  rg.kernel(rg.ENTRY_SYSCALL, b + sp["raw_write"][0] + 5,
+                            b + sp["raw_write"][0] + 7),
+              ]))
+    rc, out, err = run(f, "--format=jsonl")
+    k = [r for r in jsonl(out) if r["kind"] == "kernel"] if rc == 0 else []
+    tap(len(k) == 2 and k[0].get("syscall") == "execve" and
+        k[0].get("from_sym") == "raw_write+0x5" and
+        k[0].get("from_dso") == "prog" and
+        k[0].get("to_sym") == "tramp" and
+        k[0].get("to_dso") == "prog-pie" and
+        k[1].get("from_sym") == "raw_write+0x5" and
+        k[1].get("from_dso") == "prog-pie",
+        "exec: its system call named in the program that made it, its "
+        "return in the new one, the next in the new one", out + err)
+
+
 def test_pid_reuse():
     """A pid given to a new process after the old one's last thread exited
     names the new one: its own mappings and name.  A thread outliving the
@@ -1504,7 +1537,7 @@ for t in (test_symtab, check_insn_len.test_insn_len,
           test_maps, test_streams, test_resume_unseen, test_kernel_detail,
           test_unknown_pseudo,
           test_markers, test_event_formats, test_trigger,
-          test_map_records, test_pid_reuse, test_filters, test_comm, test_progress,
+          test_map_records, test_exec_entry, test_pid_reuse, test_filters, test_comm, test_progress,
           test_fields,
           check_order.test_order, check_order.test_held_calls,
           check_order.test_unordered, check_order.test_unstamped,
