@@ -309,7 +309,7 @@ static int send_comm(struct live *lv, struct lproc *lp)
 	read_comm(path, name);
 	if (!name[0] || !strcmp(name, lp->comm))
 		return 0;
-	strcpy(lp->comm, name);
+	memcpy(lp->comm, name, sizeof(lp->comm));
 	return lv->out->comm(lv->out, lp->pid, 0, name, strlen(name));
 }
 
@@ -327,7 +327,7 @@ static int send_thread_comm(struct live *lv, struct lthread *lt)
 	read_comm(path, name);
 	if (!name[0] || !strcmp(name, lt->comm[0] ? lt->comm : lp->comm))
 		return 0;
-	strcpy(lt->comm, name);
+	memcpy(lt->comm, name, sizeof(lt->comm));
 	return lv->out->comm(lv->out, lp->pid, lt->tid, name, strlen(name));
 }
 
@@ -645,6 +645,14 @@ static int prescan(struct live *lv, struct stream *s,
 					   check_addr(lv, lp, r->flags)))
 					return -1;
 				break;
+			case BTS_PSEUDO_MAP:
+				/*
+				 * The old program's mappings would hide
+				 * the new one's code, a JIT's among it.
+				 */
+				if (lp && BTS_MAP_EVENT(r->from) == BTS_MAP_EXEC)
+					mapset_free(&lp->maps);
+				break;
 			}
 		} else if (lp && (check_addr(lv, lp, r->from) ||
 				  check_addr(lv, lp, r->to))) {
@@ -874,6 +882,7 @@ static int exit_stop(struct live *lv, u32 tid)
  */
 int child_events(struct live *lv, bool block)
 {
+	struct lproc *lp;
 	bool created;
 	int st, sig;
 	pid_t w;
@@ -910,7 +919,10 @@ int child_events(struct live *lv, bool block)
 			/* A new process's. */
 			fallthrough;
 		case PTRACE_EVENT_EXEC:
-			if (snapshot(lv, lproc_get(lv, w, &created)))
+			lp = lproc_get(lv, w, &created);
+			/* Nothing of an old program is mapped any more. */
+			mapset_free(&lp->maps);
+			if (snapshot(lv, lp))
 				return -1;
 			ptrace(PTRACE_CONT, w, 0, 0);
 			break;
