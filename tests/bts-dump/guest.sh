@@ -228,20 +228,6 @@ wait "$own" "$root"
 dir maps || exit 125
 step maps/nobody "${as_nobody[@]}" timeout 120 "$build/maps"
 
-# A child runs true(1); a later one gets its pid again (progs/reuse.c),
-# soon with pid_max a little above the pids in use.
-dir reuse || exit 125
-pid_max=$(cat /proc/sys/kernel/pid_max) || exit 125
-read -r _ _ _ _ last_pid </proc/loadavg || exit 125
-echo $((last_pid + 200)) >/proc/sys/kernel/pid_max || exit 125
-step reuse/dump "${run_env[@]}" "$dump" --format=jsonl \
-	-o "$res/reuse/dump.jsonl" -- "$progs/reuse" /bin/true
-step reuse/raw "${run_env[@]}" "$dump" --format=raw \
-	-o "$res/reuse/dump.raw" -- "$progs/reuse" /bin/true
-echo "$pid_max" >/proc/sys/kernel/pid_max || exit 125
-step reuse/read "$dump" -i "$res/reuse/dump.raw" --format=jsonl \
-	-o "$res/reuse/read.jsonl"
-
 # A process whose program file is deleted after it started, traced with
 # -p: as root, bts-dump carries a copy of the file as mapped
 # (/proc/PID/map_files) and names its code; as nobody, it says why it
@@ -334,5 +320,22 @@ echo 1 >"$knob" || exit 125
 debugctl debugctl.on
 
 wait "$oracles"
+
+# A child runs true(1); a later one gets its pid again (progs/reuse.c),
+# soon with pid_max a little above the pids in use: last, alone, since
+# the oracle, which tells threads apart by their ids, would see them
+# wrap.
+dir reuse || exit 125
+pid_max=$(cat /proc/sys/kernel/pid_max) || exit 125
+read -r _ _ _ _ last_pid </proc/loadavg || exit 125
+echo $((last_pid + 200)) >/proc/sys/kernel/pid_max || exit 125
+step reuse/dump "${run_env[@]}" "$dump" --format=jsonl \
+	-o "$res/reuse/dump.jsonl" -- "$progs/reuse" /bin/true
+step reuse/raw "${run_env[@]}" "$dump" --format=raw \
+	-o "$res/reuse/dump.raw" -- "$progs/reuse" /bin/true
+echo "$pid_max" >/proc/sys/kernel/pid_max || exit 125
+step reuse/read "$dump" -i "$res/reuse/dump.raw" --format=jsonl \
+	-o "$res/reuse/read.jsonl"
+
 cat "$audit" >"$res/audit"
 exit 0
