@@ -427,6 +427,7 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+void set_comm(char comm[COMM_MAX], const char *name, size_t len);
 const char *base_name(const char *path);
 
 #endif /* BTS_DUMP_H */

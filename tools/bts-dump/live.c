@@ -293,10 +293,7 @@ static void read_comm(const char *path, char name[COMM_MAX])
 		return;
 	if (len && text[len - 1] == '\n')
 		len--;
-	if (len < COMM_MAX) {
-		memcpy(name, text, len);
-		name[len] = 0;
-	}
+	set_comm(name, text, len);
 	free(text);
 }
 

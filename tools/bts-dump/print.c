@@ -1104,7 +1104,6 @@ static int p_comm(struct sink *s, u32 pid, u32 tid, const char *name,
 		  size_t len)
 {
 	struct printer *pr = (struct printer *)s;
-	struct thread *t;
 
 	/* A new name shows in the next header. */
 	if (pr->shown && pr->shown->pid == pid)
@@ -1113,11 +1112,7 @@ static int p_comm(struct sink *s, u32 pid, u32 tid, const char *name,
 		proc_set_comm(proc_get(pr->syms, pid), name, len);
 		return 0;
 	}
-	t = thread_get(pr, tid, pid);
-	if (len >= sizeof(t->comm))
-		len = sizeof(t->comm) - 1;
-	memcpy(t->comm, name, len);
-	t->comm[len] = 0;
+	set_comm(thread_get(pr, tid, pid)->comm, name, len);
 	return 0;
 }
 

@@ -302,14 +302,23 @@ void syms_free(struct syms *st)
 	free(st);
 }
 
-/* The process @pid names now: a new one if it has none running. */
-struct proc *proc_get(struct syms *st, u32 pid)
+static struct proc *proc_find(struct syms *st, u32 pid)
 {
 	struct proc *p;
 
 	hash_for_each_possible(st->procs, p, node, pid)
 		if (p->pid == pid)
 			return p;
+	return NULL;
+}
+
+/* The process @pid names now: a new one if it has none running. */
+struct proc *proc_get(struct syms *st, u32 pid)
+{
+	struct proc *p = proc_find(st, pid);
+
+	if (p)
+		return p;
 	p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
 	hash_add(st->procs, &p->node, pid);
@@ -342,16 +351,6 @@ void proc_thread_exit(struct syms *st, struct proc *p)
 	proc_release(p);
 	hash_del(&p->node);
 	hlist_add_head(&p->node, &st->ended);
-}
-
-static struct proc *proc_find(struct syms *st, u32 pid)
-{
-	struct proc *p;
-
-	hash_for_each_possible(st->procs, p, node, pid)
-		if (p->pid == pid)
-			return p;
-	return NULL;
 }
 
 /*
@@ -763,10 +762,7 @@ void proc_exec_entry(struct proc *p, u64 addr)
 
 void proc_set_comm(struct proc *p, const char *name, size_t len)
 {
-	if (len >= sizeof(p->comm))
-		len = sizeof(p->comm) - 1;
-	memcpy(p->comm, name, len);
-	p->comm[len] = 0;
+	set_comm(p->comm, name, len);
 }
 
 /* Lines of the process's JIT map as the trace carries them; see jit.c. */
@@ -1102,7 +1098,7 @@ static struct module *resolve(struct syms *st, struct proc *p,
 
 static struct mapping *find(struct proc *p, u64 addr)
 {
-	if (addr == p->exec_entry)
+	if (p->exec_entry && addr == p->exec_entry)
 		return (struct mapping *)mapset_find(&p->before_exec, addr);
 	return (struct mapping *)mapset_find(&p->maps, addr);
 }

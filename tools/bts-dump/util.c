@@ -41,6 +41,15 @@ char *xstrndup(const char *s, size_t n)
 	return check(strndup(s, n));
 }
 
+/* A name of @len bytes, not terminated, into @comm; cut to fit. */
+void set_comm(char comm[COMM_MAX], const char *name, size_t len)
+{
+	if (len >= COMM_MAX)
+		len = COMM_MAX - 1;
+	memcpy(comm, name, len);
+	comm[len] = 0;
+}
+
 const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
