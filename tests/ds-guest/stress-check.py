@@ -21,7 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check import (BRANCH, KERNEL, LOST, SWITCH, disassemble,  # noqa: E402
                    is_pseudo, is_type, kaddr, load_records, load_status,
-                   parg, ptype, read)
+                   parg, pseudo, ptype, read)
 
 
 class Loop:
@@ -49,6 +49,8 @@ class Loop:
         j, j_next, _, t = back[0]
         self.cycle = [(a, self.step), (rets[0][0], a_next), (j, t)]
         self.code = [(t, j_next), (self.step, step[-1][1])]
+        # Where the last step's jump back, not taken, goes on to.
+        self.after = j_next
 
     def inside(self, addr):
         return any(lo <= addr < hi for lo, hi in self.code)
@@ -104,6 +106,12 @@ class StressChecks:
             if is_overrun(r):
                 overruns += 1
                 resync = True
+            elif is_type(r, KERNEL) and not lp.inside(r[2]) and \
+                    phase == len(lp.cycle) - 1:
+                # Interrupted after the last step's return, past the jump
+                # back it did not take: the loop is over.  Whether this
+                # was the last step is for the count below to say.
+                break
             elif is_type(r, KERNEL):
                 # Interrupted in the loop, resumed where it stopped, or
                 # resumed unseen (only user-only consumers on the CPU then:
@@ -313,10 +321,40 @@ def _to_user(c, n):
     c.s[n] = s
 
 
+def _interrupt_ll(c, at, where):
+    """A stretch in the kernel (an interrupt) planted in busy's stream
+    right after the record @at picks, leaving and coming back at @where."""
+    s = list(c.s["ll"])
+    i = at(s, c.loop)
+    s.insert(i + 1, (pseudo(KERNEL, 0x0e02), where, where))
+    c.s["ll"] = s
+
+
+def _last_return(s, lp):
+    """The last step's return: the loop's last record."""
+    return max(i for i, r in enumerate(s) if r == lp.cycle[1] + (0,))
+
+
+def _middle_return(s, lp):
+    return _middle(s, lambda r: r == lp.cycle[1] + (0,))
+
+
+# Each check's data broken the way it must notice; a self-test fails if
+# the check passes on it.
 MUTATIONS = {
     "c_lossless": lambda c: _drop(c, "ll", _user),
     "c_flight_rings": lambda c: _to_user(c, "fr1"),
     "c_busy_rings": lambda c: _drop_user_busiest(c),
+}
+
+# Data the check must still pass: what the hardware may well show.
+VARIANTS = {
+    "c_lossless": [
+        ("an interrupt right after the loop's last jump, not taken",
+         lambda c: _interrupt_ll(c, _last_return, c.loop.after), True),
+        ("an interrupt leaving from outside the loop in its middle",
+         lambda c: _interrupt_ll(c, _middle_return, c.loop.after), False),
+    ],
 }
 
 
@@ -326,7 +364,10 @@ def main():
     if len(args) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    print(f"1..{len(StressChecks.CHECKS)}", flush=True)
+    plan = len(StressChecks.CHECKS)
+    if self_test:
+        plan += sum(len(VARIANTS.get(n, [])) for n in StressChecks.CHECKS)
+    print(f"1..{plan}", flush=True)
     base = StressChecks(*args)
     failed = 0
     for name in StressChecks.CHECKS:
@@ -349,6 +390,16 @@ def main():
             print(f"{'not ok' if mok else 'ok'} - self-test: {desc}: "
                   "fails on broken data")
             failed += mok
+            for what, plant, passes in VARIANTS.get(name, []):
+                variant = StressChecks.__new__(StressChecks)
+                variant.__dict__.update(base.__dict__)
+                variant.s = dict(base.s)
+                plant(variant)
+                vok, _, _ = variant.run(name)
+                good = vok == passes
+                print(f"{'ok' if good else 'not ok'} - self-test: {desc}: "
+                      f"{'passes' if passes else 'fails'} with {what}")
+                failed += not good
             continue
         print(f"{'ok' if ok else 'not ok'} - {desc}")
         for d in diags:
