@@ -31,23 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/bts.h>
+
+#include "tap.h"
 #include <linux/sched.h>
 
 extern char **environ;
-
-static int nr, failed;
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++nr);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	failed += !ok;
-}
 
 /* The errno of an ioctl, 0 on success. */
 static int ioctl_err(int fd, unsigned long cmd, void *arg)

@@ -33,33 +33,10 @@
 #include <unistd.h>
 #include <linux/bts.h>
 
+#include "tap.h"
+
 #define MAX_RECORDS	(1 << 21)
 #define MAX_MAPS	64
-
-static int nr, failed;
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++nr);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	failed += !ok;
-}
-
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("#   ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 /* A BTS_PSEUDO_MAP record with what its details said. */
 struct map {
