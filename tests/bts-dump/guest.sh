@@ -37,6 +37,8 @@
 #                   and as the unprivileged user
 #   maps/nobody     BUILD/maps (maps.c), the address-space annotations
 #                   of a traced child, as the unprivileged user
+#   comm/nobody     BUILD/comm (comm.c), the thread names in the streams
+#                   of a child that renames itself and its thread
 #   lossless/*      bts-dump --progress of BUILD/progs/spin (10^7
 #                   branches) in raw format, counted in the VM (rawcheck)
 #   slow/SLOW_PROG  BUILD/slowread (slowread.c), a lossless trace read
@@ -227,6 +229,8 @@ kill "$root"
 wait "$own" "$root"
 dir maps || exit 125
 step maps/nobody "${as_nobody[@]}" timeout 120 "$build/maps"
+dir comm || exit 125
+step comm/nobody "${as_nobody[@]}" timeout 120 "$build/comm"
 
 # A process whose program file is deleted after it started, traced with
 # -p: as root, bts-dump carries a copy of the file as mapped

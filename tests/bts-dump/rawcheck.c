@@ -15,11 +15,13 @@
  * and nothing else looks like a kernel address at a record position.
  * Every KERNEL record comes right after its detail (THREAD records may
  * come between), a known layout whose times never go back in a thread.
+ * MAP records (address-space changes, thread names) hold user addresses
+ * or none, after details of their own.
  *
  * Prints one line of counts,
  *
  *	records=N branches=N kernel=N lost_records=N lost=N threads=N
- *	exits=N markers=N details=N bad=N
+ *	exits=N markers=N details=N maps=N bad=N
  *
  * then, for each -r, "range LO-HI N": the branches whose source is in
  * [LO, HI) (hex).  Exit status 1 when a record is bad or the file is not
@@ -48,7 +50,7 @@ struct range {
 static struct range ranges[MAX_RANGES];
 static int nr_ranges;
 static uint64_t records, branches, kernel, lost_records, lost, threads;
-static uint64_t exits, markers, details, bad;
+static uint64_t exits, markers, details, maps, bad;
 /*
  * Of each thread, by tid modulo the size: the time of its last detail,
  * and whether that waits for its record.  @cur: the thread whose records
@@ -107,6 +109,15 @@ static void check_record(const unsigned char *p, uint64_t off)
 				ranges[i].n++;
 		return;
 	}
+	/* A MAP record's details: bytes of names and IDs, no addresses. */
+	if (BTS_PSEUDO_TYPE(from) == BTS_PSEUDO_DETAIL &&
+	    BTS_DETAIL_TYPE(from) == BTS_PSEUDO_MAP) {
+		if (cur->pending)
+			complain(off, from, to, flags,
+				 "a detail without its record");
+		cur->pending = false;
+		return;
+	}
 	if (cur->pending && BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_KERNEL &&
 	    BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_THREAD)
 		complain(off, from, to, flags, "a detail without its record");
@@ -145,6 +156,14 @@ static void check_record(const unsigned char *p, uint64_t off)
 		markers++;
 		if (to >= USER_TOP)
 			complain(off, from, to, flags, "kernel address");
+		break;
+	case BTS_PSEUDO_MAP:
+		maps++;
+		if (to >= USER_TOP || flags > USER_TOP)
+			complain(off, from, to, flags, "kernel address");
+		else if (BTS_MAP_EVENT(from) != BTS_MAP_MMAP &&
+			 BTS_MAP_EVENT(from) != BTS_MAP_MUNMAP && (to || flags))
+			complain(off, from, to, flags, "MAP record with a range");
 		break;
 	case BTS_PSEUDO_THREAD:
 		if (to > UINT32_MAX || flags > UINT32_MAX)
@@ -232,12 +251,13 @@ int main(int argc, char **argv)
 		perror(argv[a]);
 		return 2;
 	}
-	printf("records=%llu branches=%llu kernel=%llu lost_records=%llu lost=%llu threads=%llu exits=%llu markers=%llu details=%llu bad=%llu\n",
+	printf("records=%llu branches=%llu kernel=%llu lost_records=%llu lost=%llu threads=%llu exits=%llu markers=%llu details=%llu maps=%llu bad=%llu\n",
 	       (unsigned long long)records, (unsigned long long)branches,
 	       (unsigned long long)kernel, (unsigned long long)lost_records,
 	       (unsigned long long)lost, (unsigned long long)threads,
 	       (unsigned long long)exits, (unsigned long long)markers,
-	       (unsigned long long)details, (unsigned long long)bad);
+	       (unsigned long long)details, (unsigned long long)maps,
+	       (unsigned long long)bad);
 	for (i = 0; i < (uint32_t)nr_ranges; i++)
 		printf("range %llx-%llx %llu\n",
 		       (unsigned long long)ranges[i].lo,

@@ -772,6 +772,12 @@ void ds_sync_local(void *unused)
 
 static void ds_set_suspended(struct ds_consumer *c, enum ds_sync_change ch)
 {
+	/* The stream's first records, before the task's first branch. */
+	if (ch == DS_SYNC_RESUME && c->stream.maps && c->cfg.task &&
+	    !c->named) {
+		ds_name_stream(c);
+		c->named = true;
+	}
 	if (ch != DS_SYNC_NONE)
 		WRITE_ONCE(c->suspended, ch == DS_SYNC_SUSPEND);
 }

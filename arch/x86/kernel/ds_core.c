@@ -825,6 +825,20 @@ bool ds_stream_closed(const struct ds_stream *s)
 }
 
 /**
+ * ds_stream_producing() - whether the stream is its producer's to write
+ * @s: the stream
+ *
+ * Context: the producer: nobody else takes the stream from it while it
+ * looks (the consumer suspends it only once no producer can write).
+ * Return: false once the consumer took the stream over, or its task
+ * closed it.
+ */
+bool ds_stream_producing(const struct ds_stream *s)
+{
+	return READ_ONCE(s->writer) == DS_WRITER_PRODUCER;
+}
+
+/**
  * ds_stream_flush_lost() - write the loss record a stream still owes
  * @s: the stream, continuous
  *

@@ -196,6 +196,7 @@ void ds_stream_suspend(struct ds_stream *s);
 void ds_stream_resume(struct ds_stream *s);
 void ds_stream_close(struct ds_stream *s);
 bool ds_stream_closed(const struct ds_stream *s);
+bool ds_stream_producing(const struct ds_stream *s);
 void ds_stream_flush_lost(struct ds_stream *s);
 struct bts_record *ds_stream_swap(struct ds_stream *s, struct bts_record *buf,
 				  u32 *first, u32 *count);

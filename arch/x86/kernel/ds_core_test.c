@@ -280,6 +280,29 @@ static void ds_test_kernel_ends_in_user(struct kunit *test)
 }
 
 /*
+ * Whose a stream is to write: its producer's from the start and again once
+ * resumed; the consumer's while suspended and for good once closed, when
+ * the producer must leave it alone (ds_name_stream()).
+ */
+static void ds_test_stream_producing(struct kunit *test)
+{
+	struct bts_record *buf = ds_test_records(test, DS_TEST_MAX);
+	struct ds_stream s;
+
+	ds_stream_init(&s, buf, DS_TEST_MAX, DS_PRIV_USER, DS_MODE_CONTINUOUS);
+	KUNIT_EXPECT_TRUE_MSG(test, ds_stream_producing(&s), "new");
+	ds_stream_suspend(&s);
+	KUNIT_EXPECT_TRUE_MSG(test, !ds_stream_producing(&s), "suspended");
+	ds_stream_resume(&s);
+	KUNIT_EXPECT_TRUE_MSG(test, ds_stream_producing(&s), "resumed");
+	ds_stream_close(&s);
+	KUNIT_EXPECT_TRUE_MSG(test, !ds_stream_producing(&s), "closed");
+	ds_stream_resume(&s);
+	KUNIT_EXPECT_TRUE_MSG(test, !ds_stream_producing(&s),
+			      "closed, then resumed");
+}
+
+/*
  * With BTS_OFF_USR the hardware does not record entries into the kernel;
  * the next kernel record closes the user time, re-entry address unseen.
  */
@@ -2413,6 +2436,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_hw_ring),
 	KUNIT_CASE(ds_test_ring_index_at_max),
 	KUNIT_CASE(ds_test_stream_swap),
+	KUNIT_CASE(ds_test_stream_producing),
 	{}
 };
 

@@ -51,6 +51,8 @@
  * @marker_gen: see @marker_id
  * @marker_wanted: see @marker_id
  * @marker_cached: see @marker_id
+ * @named: a task's stream that takes maps has its task's name, which
+ *	the first resume writes (ds_name_stream())
  */
 struct ds_consumer {
 	struct ds_stream	stream;
@@ -72,6 +74,7 @@ struct ds_consumer {
 	u32			marker_gen;
 	bool			marker_wanted;
 	bool			marker_cached;
+	bool			named;
 };
 
 /**
@@ -213,5 +216,6 @@ bool ds_lenders_exist(void);
  */
 void ds_append_optional(const struct bts_record *rec, unsigned int nr,
 			u32 flag);
+void ds_name_stream(struct ds_consumer *c);
 
 #endif /* __X86_KERNEL_DS_LAYER_H */

@@ -10,10 +10,13 @@
  * mappings change: at exec, for each new executable mapping (mmap(),
  * mprotect() to executable, the vDSO, the new place or size of one
  * mremap() moved or grew) and when executable pages are unmapped
- * (munmap(), a mapping laid over them, mremap() away).  The hooks
+ * (munmap(), a mapping laid over them, mremap() away).  The same streams
+ * get the thread's name (BTS_MAP_COMM) when they start and when it
+ * changes, which /proc cannot tell of a thread that is gone.  The hooks
  * are called by mm and exec and cost a test of a static key while nobody
  * asks for maps.
  */
+#include <linux/binfmts.h>
 #include <linux/buildid.h>
 #include <linux/dcache.h>
 #include <linux/fs.h>
@@ -22,6 +25,7 @@
 #include <linux/mman.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/task_work.h>
 #include <linux/unaligned.h>
 #include <asm/ds.h>
 
@@ -31,6 +35,8 @@
 #define DS_MAP_NAME_DETAILS	(BTS_MAP_NAME_MAX / 16)
 /* The file's two parts, its build ID, its name, and the record. */
 #define DS_MAP_RECORDS_MAX	(2 + DS_MAP_ID_DETAILS + DS_MAP_NAME_DETAILS + 1)
+/* A thread's name, zero included, is one detail. */
+static_assert(TASK_COMM_LEN <= 16);
 
 /* What a mapping's records are made from; too big for the stack of mmap. */
 struct ds_map_scratch {
@@ -205,4 +211,95 @@ void ds_exec_mapped(void)
 
 	if (ds_maps_wanted())
 		ds_append_optional(&rec, 1, DS_BTS_MAPS);
+}
+
+/*
+ * The records of @task's name: its detail, then BTS_MAP_COMM.  Read without
+ * task_lock(), which the callers' contexts cannot take: a rename that
+ * tears the copy stages the whole new name after it.
+ */
+static unsigned int ds_comm_records(struct bts_record *rec,
+				    struct task_struct *task)
+{
+	char comm[TASK_COMM_LEN];
+	unsigned int nr;
+
+	memcpy(comm, task->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	nr = ds_map_bytes(rec, BTS_DETAIL_MAP_NAME, comm, strlen(comm) + 1);
+	rec[nr++] = (struct bts_record) {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_MAP,
+				     BTS_MAP_ARG(BTS_MAP_COMM, 0, 0)),
+	};
+	return nr;
+}
+
+/*
+ * The first records of a task consumer's stream that takes maps: its
+ * task's name, before its first branch.  Not in a stream its task closed
+ * at its exit, which is the consumer's to write then.
+ * Context: ds_sync(), the producer: on the task's CPU or with the task
+ * held off every CPU, interrupts off.
+ */
+void ds_name_stream(struct ds_consumer *c)
+{
+	struct bts_record rec[2];
+	unsigned int i, nr;
+
+	if (!ds_stream_producing(&c->stream))
+		return;
+	nr = ds_comm_records(rec, c->cfg.task);
+	for (i = 0; i < nr; i++)
+		ds_stream_append(&c->stream, &rec[i]);
+}
+
+/* Stage current's name for its streams, where its branches are now. */
+static void ds_stage_comm(void)
+{
+	struct bts_record rec[2];
+
+	ds_append_optional(rec, ds_comm_records(rec, current), DS_BTS_MAPS);
+}
+
+/*
+ * Another thread renamed current: its name, as it is now, goes out at the
+ * return to user mode, before the branches that follow.
+ */
+static void ds_comm_fn(struct callback_head *work)
+{
+	kfree(work);
+	if (!(current->flags & PF_EXITING))
+		ds_stage_comm();
+}
+
+/**
+ * arch_task_comm_set() - a task's name changed
+ * @tsk: the task, which __set_task_comm() renamed
+ *
+ * Current renames itself (prctl(), exec) in order with its branches.  A
+ * thread that renames another (its comm file in /proc, as
+ * pthread_setname_np() does) leaves it a task work, since only a task
+ * stages records for its own streams; each rename its own, rather than a
+ * field in every thread for what is rare.  Without memory (the renamer is
+ * being killed for it) the other thread goes on under its old name.
+ *
+ * Context: process, may sleep.
+ */
+void arch_task_comm_set(struct task_struct *tsk)
+{
+	struct callback_head *work;
+
+	if (!ds_maps_wanted() || (tsk->flags & (PF_KTHREAD | PF_USER_WORKER)))
+		return;
+	if (tsk == current) {
+		ds_stage_comm();
+		return;
+	}
+	work = kmalloc(sizeof(*work), GFP_KERNEL);
+	if (!work)
+		return;
+	init_task_work(work, ds_comm_fn);
+	/* An exiting task has no branch left to name. */
+	if (task_work_add(tsk, work, TWA_RESUME))
+		kfree(work);
 }

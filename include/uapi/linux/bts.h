@@ -113,7 +113,8 @@ struct bts_record {
  *	@to is the range's first address and @flags the address past its
  *	end.  A BTS_MAP_MMAP record comes after its details: the file
  *	(BTS_DETAIL_MAP_FILE), its build ID (BTS_DETAIL_MAP_BUILD_ID) and its
- *	name (BTS_DETAIL_MAP_NAME).
+ *	name (BTS_DETAIL_MAP_NAME).  A BTS_MAP_COMM record names the thread
+ *	that runs the code (the name comes in BTS_DETAIL_MAP_NAME).
  */
 enum bts_pseudo_type {
 	BTS_PSEUDO_KERNEL	= 1,
@@ -170,6 +171,7 @@ enum bts_pseudo_type {
  *	BTS_DETAIL_MARKER_PAYLOAD holds a payload: the path ends at the first
  *	zero byte or after the last detail.  At most BTS_MAP_NAME_MAX bytes;
  *	a longer path is left out and the record says BTS_MAP_NAME_UNKNOWN.
+ *	Before a BTS_MAP_COMM record, one detail: the thread's name.
  */
 enum bts_detail_layout {
 	BTS_DETAIL_KERNEL_ENTRY		= 0,
@@ -189,11 +191,21 @@ enum bts_detail_layout {
  *	vDSO); it replaces whatever the range showed before.  An executable
  *	mapping made executable again (mprotect()) gets a record again.
  * @BTS_MAP_MUNMAP: nothing executable is left in the range.
+ * @BTS_MAP_COMM: the thread's name (its comm, as /proc/PID/task/TID/comm
+ *	shows it) is the one in the BTS_DETAIL_MAP_NAME detail before the
+ *	record, from here on.  The first one comes before the thread's first
+ *	branch in the stream (a ring may have dropped it since); later ones
+ *	where the name changes: prctl(PR_SET_NAME) or exec, in order with
+ *	the branches around them; a write to the thread's comm file in /proc
+ *	by another thread, where the thread next returns to user mode after
+ *	the write (a thread running in user mode then goes on under its old
+ *	name until it enters the kernel).  @to and @flags are 0.
  */
 enum bts_map_event {
 	BTS_MAP_EXEC	= 1,
 	BTS_MAP_MMAP	= 2,
 	BTS_MAP_MUNMAP	= 3,
+	BTS_MAP_COMM	= 4,
 };
 
 /* BTS_PSEUDO_MAP flags: the mapping shows no file (JIT code, the vDSO). */
@@ -331,7 +343,8 @@ enum bts_attach_mode {
 /*
  * BTS_PSEUDO_MAP records in each thread's stream: its program's executable
  * mappings, as they come and go, so a reader symbolizes each branch with
- * the file that was mapped when it ran.
+ * the file that was mapped when it ran, and the thread's name
+ * (BTS_MAP_COMM).
  */
 #define BTS_ATTACH_MAPS		(1U << 2)
 /*
