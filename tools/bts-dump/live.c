@@ -302,6 +302,8 @@ static int send_comm(struct live *lv, struct lproc *lp)
 {
 	char path[64], name[COMM_MAX];
 
+	if (lv->kernel_names)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%u/comm", lp->pid);
 	read_comm(path, name);
 	if (!name[0] || !strcmp(name, lp->comm))
@@ -320,6 +322,8 @@ static int send_thread_comm(struct live *lv, struct lthread *lt)
 	struct lproc *lp = lt->lp;
 	char path[64], name[COMM_MAX];
 
+	if (lv->kernel_names)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", lp->pid, lt->tid);
 	read_comm(path, name);
 	if (!name[0] || !strcmp(name, lt->comm[0] ? lt->comm : lp->comm))
@@ -649,6 +653,8 @@ static int prescan(struct live *lv, struct stream *s,
 				 */
 				if (lp && BTS_MAP_EVENT(r->from) == BTS_MAP_EXEC)
 					mapset_free(&lp->maps);
+				if (BTS_MAP_EVENT(r->from) == BTS_MAP_COMM)
+					lv->kernel_names = true;
 				break;
 			}
 		} else if (lp && (check_addr(lv, lp, r->from) ||

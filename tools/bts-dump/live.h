@@ -95,6 +95,12 @@ struct live {
 	bool abandon;
 	bool progress_shown;
 	bool said_map_files;	/* a copy of a mapped file was refused */
+	/*
+	 * The kernel names the threads in their streams (BTS_MAP_COMM), at
+	 * the point of each change: /proc's comm files, read later, are not
+	 * looked at any more.
+	 */
+	bool kernel_names;
 	/* the event formats sent, by id and generation */
 	struct { u32 id, gen; } *formats;
 	size_t nformats;

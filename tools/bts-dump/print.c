@@ -817,6 +817,21 @@ static void mapping_of(const struct map_change *c, struct mapping *m)
 }
 
 /*
+ * The trace's own word on @t's name (BTS_MAP_COMM): from here on, in the
+ * next header; the main thread's names its process too, as /proc/PID/comm
+ * does.
+ */
+static void thread_rename(struct printer *pr, struct thread *t,
+			  const char *name)
+{
+	if (pr->shown == t)
+		pr->shown = NULL;
+	set_comm(t->comm, name, strlen(name));
+	if (t->tid == t->pid)
+		proc_set_comm(t->proc, name, strlen(name));
+}
+
+/*
  * The process's address space changed here: update its mappings, which
  * symbolize every later branch, and show the change if asked to.
  */
@@ -843,6 +858,12 @@ static void on_map(struct printer *pr, struct thread *t,
 		if (c.start < c.end)
 			proc_unmap(pr->syms, t->proc, c.start, c.end);
 		c.what = "munmap";
+		break;
+	case BTS_MAP_COMM:
+		if (!c.name)
+			return;
+		thread_rename(pr, t, c.name);
+		c.what = "comm";
 		break;
 	default:
 		/* A kind of change this bts-dump does not know: skipped. */

@@ -161,8 +161,8 @@ struct marker {
 
 /* A BTS_PSEUDO_MAP record, with its details. */
 struct map_change {
-	unsigned int event;	/* BTS_MAP_EXEC, _MMAP or _MUNMAP */
-	const char *what;	/* "exec", "mmap", "munmap" */
+	unsigned int event;	/* BTS_MAP_EXEC, _MMAP, _MUNMAP or _COMM */
+	const char *what;	/* "exec", "mmap", "munmap", "comm" */
 	u64 start;
 	u64 end;
 	unsigned int flags;

@@ -237,7 +237,7 @@ static void json_map(struct printer *pr, struct thread *t,
 	FILE *f = pr->out;
 
 	json_begin(pr, t, c->what);
-	if (c->event != BTS_MAP_EXEC)
+	if (c->event == BTS_MAP_MMAP || c->event == BTS_MAP_MUNMAP)
 		fprintf(f, ",\"start\":\"0x%llx\",\"end\":\"0x%llx\"",
 			(unsigned long long)c->start,
 			(unsigned long long)c->end);

@@ -351,6 +351,10 @@ static void text_map(struct printer *pr, struct thread *t,
 		fputs("-- exec\n", f);
 		return;
 	}
+	if (c->event == BTS_MAP_COMM) {
+		fprintf(f, "-- comm %s\n", c->name);
+		return;
+	}
 	fprintf(f, "-- %s 0x%llx-0x%llx", c->what, (unsigned long long)c->start,
 		(unsigned long long)c->end);
 	if (c->event == BTS_MAP_MMAP) {

@@ -690,6 +690,49 @@ def test_comm():
     tap(rc == 0 and has_lines(out, want),
         "thread comm: a thread's own name; others, and a new thread of "
         "its id, go by the process's", diag(out, want) + err)
+    # The kernel's own word (BTS_MAP_COMM), where the name changed: over
+    # what /proc said when the records were read.
+    f = write("mapcomm.raw", rg.header() +
+              rg.maps_chunk(80, rg.maps_lines(PROG)) +
+              rg.comm_chunk(80, "late") +
+              rg.thread_comm_chunk(80, 81, "late-worker") +
+              rg.records_chunk([rg.thread(80, 80, rg.THREAD_NEW),
+                                *rg.map_comm("early"),
+                                rg.branch(a("tramp"), a("leaf")),
+                                rg.thread(81, 80, rg.THREAD_NEW),
+                                *rg.map_comm("early"),
+                                rg.branch(a("tramp"), a("leaf")),
+                                *rg.map_comm("worker"),
+                                rg.branch(a("tramp"), a("leaf")),
+                                rg.thread(80, 80),
+                                rg.branch(a("tramp"), a("leaf")),
+                                *rg.map_comm("main"),
+                                rg.branch(a("tramp"), a("leaf"))]))
+    rc, out, err = run(f)
+    want = ["[tid 80 pid 80 early]", "[tid 81 pid 80 early]",
+            "[tid 81 pid 80 worker]", "[tid 80 pid 80 early]",
+            "[tid 80 pid 80 main]"]
+    rc2, out2, err2 = run(f, "--show-maps")
+    want2 = ["[tid 81 pid 80 early]", "-- comm early",
+             "[tid 81 pid 80 worker]", "-- comm worker"]
+    rc3, out3, err3 = run(f, "--format=jsonl", "--show-maps")
+    got3 = [(r["tid"], r["kind"], r.get("comm")) for r in jsonl(out3)
+            if r["kind"] in ("comm", "branch")] if rc3 == 0 else []
+    want3 = [(80, "comm", "early"), (80, "branch", "early"),
+             (81, "comm", "early"), (81, "branch", "early"),
+             (81, "comm", "worker"), (81, "branch", "worker"),
+             (80, "branch", "early"), (80, "comm", "main"),
+             (80, "branch", "main")]
+    # /proc's later names head no branch.
+    lines = out.splitlines()
+    late = [h for h, n in zip(lines, lines[1:] + [""])
+            if h.startswith("[tid") and n.startswith("0x") and "late" in h]
+    tap(rc == rc2 == rc3 == 0 and has_lines(out, want) and not late and
+        has_lines(out2, want2) and got3 == want3,
+        "thread comm: the trace's BTS_MAP_COMM names each thread from "
+        "where it was renamed (text headers, --show-maps, jsonl)",
+        diag(out, want) + diag(out2, want2) + "%s\n" % got3 + err + err2 +
+        err3)
     f = write("badthreadcomm.raw", rg.header() +
               rg.thread_comm_chunk(80, 0, "worker"))
     rc, out, err = run(f)

@@ -19,7 +19,7 @@ PSEUDO_KERNEL, PSEUDO_LOST, PSEUDO_MARKER, PSEUDO_THREAD = 1, 3, 4, 6
 PSEUDO_DETAIL, PSEUDO_MAP = 7, 8
 DETAIL_KERNEL_ENTRY, DETAIL_MARKER_PAYLOAD = 0, 1
 DETAIL_MAP_FILE, DETAIL_MAP_BUILD_ID, DETAIL_MAP_NAME = 2, 3, 4
-MAP_EXEC, MAP_MMAP, MAP_MUNMAP = 1, 2, 3
+MAP_EXEC, MAP_MMAP, MAP_MUNMAP, MAP_COMM = 1, 2, 3, 4
 MAP_ANONYMOUS, MAP_NAME_UNKNOWN = 1, 2
 MARKER_USER_EVENT = 1
 MARKER_TRUNCATED, MARKER_NOT_CAPTURED = 1, 2
@@ -100,6 +100,13 @@ def map_event(event, start=0, end=0, flags=0, build_id_len=0):
     """A BTS_PSEUDO_MAP record alone."""
     arg = event | flags << 8 | build_id_len << 16
     return (pseudo(PSEUDO_MAP, arg), start, end)
+
+
+def map_comm(name):
+    """A thread's name as the kernel gives it in its stream: the detail,
+    then BTS_MAP_COMM."""
+    return [*bytes_details(PSEUDO_MAP, DETAIL_MAP_NAME,
+                           name.encode() + b"\0"), map_event(MAP_COMM)]
 
 
 def map_file(path, bias=0, build_id=b"", mtime_ns=None):
