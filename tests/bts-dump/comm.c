@@ -53,6 +53,7 @@ struct trace {
 	struct stream s[MAX_THREADS];
 	int nr_streams;
 	long records;
+	struct stream *cur;	/* whose records read() gives now */
 };
 
 static struct stream *stream_of(struct trace *t, unsigned int tid)
@@ -64,29 +65,28 @@ static struct stream *stream_of(struct trace *t, unsigned int tid)
 			return &t->s[i];
 	if (t->nr_streams == MAX_THREADS)
 		return NULL;
-	t->s[i].tid = tid;
 	t->s[i].r = calloc(MAX_RECORDS, sizeof(*t->s[i].r));
+	if (!t->s[i].r)
+		return NULL;
+	t->s[i].tid = tid;
 	t->nr_streams++;
-	return t->s[i].r ? &t->s[i] : NULL;
+	return &t->s[i];
 }
 
 /* Split what read() returned into the threads' streams. */
 static void split(struct trace *t, const struct bts_record *r, long n)
 {
-	static struct stream *cur;
 	long i;
 
-	if (!t->records)
-		cur = NULL;
 	for (i = 0; i < n; i++, r++) {
 		t->records++;
 		if (BTS_RECORD_IS_PSEUDO(r->from) &&
 		    BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_THREAD) {
-			cur = stream_of(t, r->to);
+			t->cur = stream_of(t, r->to);
 			continue;
 		}
-		if (cur && cur->n < MAX_RECORDS)
-			cur->r[cur->n++] = *r;
+		if (t->cur && t->cur->n < MAX_RECORDS)
+			t->cur->r[t->cur->n++] = *r;
 	}
 }
 
