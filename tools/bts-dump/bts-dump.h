@@ -311,7 +311,7 @@ void proc_add_file(struct syms *st, struct proc *p, const struct file_id *id,
 void proc_add_memory(struct syms *st, struct proc *p, u64 addr,
 		     const void *data, size_t len);
 void proc_exec(struct syms *st, struct proc *p);
-void proc_exec_entry(struct proc *p, u64 addr);
+void proc_exec_entry(struct proc *p, u64 from, u64 addr);
 void proc_set_comm(struct proc *p, const char *name, size_t len);
 void proc_add_jit(struct proc *p, u32 ns_pid, bool whole, const char *text,
 		  size_t len);

@@ -620,7 +620,7 @@ static void on_kernel(struct printer *pr, struct thread *t,
 
 	/* An exec's own system call was made in the program before it. */
 	if (t->exec_pending)
-		proc_exec_entry(t->proc, r->flags);
+		proc_exec_entry(t->proc, t->at, r->flags);
 	kernel_decode(pr, t, r, &k);
 	kernel_what(&k, k.what, sizeof(k.what));
 	k.depth = t->nframes;
@@ -634,7 +634,7 @@ static void on_kernel(struct printer *pr, struct thread *t,
 	if (pr->output->kernel && shown(pr, t, k.entry, k.resume))
 		pr->output->kernel(pr, t, &k);
 	if (t->exec_pending) {
-		proc_exec_entry(t->proc, 0);
+		proc_exec_entry(t->proc, 0, 0);
 		t->exec_pending = false;
 	}
 	push_block(t, t->at, k.end);

@@ -140,10 +140,12 @@ struct proc {
 	struct mapset maps;
 	/*
 	 * The mappings before the last exec, for its system call's
-	 * @exec_entry, which the trace gives after the new program's
-	 * mappings; 0: none to look up there.
+	 * @exec_entry and the straight-line code from @exec_from to it,
+	 * which the trace gives after the new program's mappings; 0: none
+	 * to look up there.
 	 */
 	struct mapset before_exec;
+	u64 exec_from;
 	u64 exec_entry;
 	/* bumped whenever @maps changes: cached lookups are per generation */
 	unsigned int gen;
@@ -747,17 +749,20 @@ void proc_exec(struct syms *st, struct proc *p)
 /**
  * proc_exec_entry() - where the exec's system call was made
  * @p: the process
+ * @from: where the straight-line code that led to it started; 0 if not known
  * @addr: the system call's address, or 0 when it is named
  *
  * The trace gives the stay in the kernel that executed a new program
- * after the new program's mappings: until it is named, @addr is looked
- * up in the old program's; then they are gone.
+ * after the new program's mappings: until it is named, @addr and the code
+ * from @from to it are looked up in the old program's; then they are gone.
  */
-void proc_exec_entry(struct proc *p, u64 addr)
+void proc_exec_entry(struct proc *p, u64 from, u64 addr)
 {
+	p->exec_from = from && from <= addr ? from : addr;
 	p->exec_entry = addr;
 	if (!addr)
 		mapset_free(&p->before_exec);
+	p->gen++;
 }
 
 void proc_set_comm(struct proc *p, const char *name, size_t len)
@@ -1098,7 +1103,7 @@ static struct module *resolve(struct syms *st, struct proc *p,
 
 static struct mapping *find(struct proc *p, u64 addr)
 {
-	if (p->exec_entry && addr == p->exec_entry)
+	if (p->exec_entry && addr >= p->exec_from && addr <= p->exec_entry)
 		return (struct mapping *)mapset_find(&p->before_exec, addr);
 	return (struct mapping *)mapset_find(&p->maps, addr);
 }

@@ -1255,6 +1255,16 @@ def test_exec_entry():
         "exec: its system call named in the program that made it, its "
         "return in the new one, the next in the new one", out + err)
 
+    rc, out, err = run(f, "--insn")
+    want = ["%s raw_write+0x0: movl $1, %%eax" % x(a("raw_write")),
+            "%s raw_write+0x5: syscall" % x(a("raw_write", 5)),
+            "-- syscall execve at %s raw_write+0x5 -> %s tramp" % (
+                x(a("raw_write", 5)), x(b + sp["tramp"][0]))]
+    lines = "\n".join(ln.split("\t", 1)[-1] for ln in out.splitlines())
+    tap(rc == 0 and has_lines(lines, want) and "no code at" not in out,
+        "--insn: the code up to an exec's system call from the program "
+        "that made it too", diag(out, want) + err)
+
 
 def test_pid_reuse():
     """A pid given to a new process after the old one's last thread exited
