@@ -335,6 +335,21 @@ enum syms_lack {
 size_t syms_lacking(struct syms *st, enum syms_lack lack,
 		    const char **names, size_t max);
 const struct insn *proc_insn(struct syms *st, struct proc *p, u64 addr);
+
+/* A loaded segment of a file: which bytes of it are code where. */
+struct code_segment {
+	const void *file;	/* the file as read: same bytes, same file */
+	const char *path;	/* where it is on disk; NULL: in memory only */
+	const unsigned char *data;	/* the whole file */
+	u64 size;
+	const char *mapped_as;	/* the mapping's path ("[vdso]") */
+	u64 offset;		/* the segment's bytes in the file */
+	u64 filesz;
+	u64 addr;		/* where they are in the process */
+};
+
+bool proc_code_segment(struct syms *st, struct proc *p, u64 addr,
+		       struct code_segment *seg);
 bool proc_insn_kind(struct syms *st, struct proc *p, u64 addr,
 		    enum insn_kind *kind, unsigned int *len);
 
@@ -365,6 +380,7 @@ enum print_field {
 struct print_opts {
 	enum format format;
 	const char *out_name;	/* the output, in messages: -o's, or "stdout" */
+	const char *out_path;	/* -o's; NULL: stdout */
 	unsigned int fields;	/* -F: enum print_field bits; 0: the default */
 	bool calls;		/* --calls */
 	bool insn;		/* --insn */

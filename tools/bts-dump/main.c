@@ -508,6 +508,7 @@ int main(int argc, char **argv)
 
 	parse_opts(argc, argv, &o);
 	o.print.out_name = o.output ? o.output : "stdout";
+	o.print.out_path = o.output;
 	/* Before -o empties a file: -i of one that is not there is a typo. */
 	if (o.input) {
 		in = strcmp(o.input, "-") ? fopen(o.input, "rb") : stdin;

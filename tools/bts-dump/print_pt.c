@@ -20,9 +20,20 @@
  * (code unknown, or a branch the stream lacks), the same: the stream says
  * the trace overflowed and goes on at the record.
  *
- * A synchronization point (PSB+) starts the stream, every exec (so that a
- * decoder with the new program's image only can start there) and, while
- * tracing is off, every few kilobytes.
+ * A synchronization point (PSB+) starts the stream and, while tracing is
+ * off, comes every few kilobytes.
+ *
+ * A decoder needs the code, and PT's own sideband (perf's MMAP events
+ * with time stamps) is more than a file of one thread's branches has: the
+ * images are instead given per stretch of the stream.  A stretch starts
+ * with a PSB and holds code that one set of images explains: a new one
+ * starts at each exec, and where code comes from another file's segment
+ * than the stretch already took at those addresses (a library mapped
+ * where a closed one was); there tracing stops and starts again at the
+ * same instruction, so that each stretch decodes alone.  With -o FILE,
+ * FILE.ptxed has a libipt ptxed command line per stretch: its bytes of
+ * FILE and the segments it ran, as ptxed's --raw FILE:FROM-TO:ADDRESS;
+ * code only the trace carries (the vDSO) goes to files FILE.memN.
  *
  * A PT stream has no thread id: the file holds the first thread the
  * output shows (--tid chooses), and bts-dump says how many records of
@@ -34,6 +45,8 @@
 #include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "print.h"
 
@@ -44,6 +57,21 @@
 #define TNT_BITS	6
 /* a synchronization point (PSB) this often at least, in bytes */
 #define PSB_PERIOD	(4U << 10)
+
+/* A file's loaded segment whose code a stretch ran. */
+struct pt_segment {
+	const void *file;
+	const char *path;		/* on disk, or FILE.memN */
+	u64 offset;
+	u64 filesz;
+	u64 addr;
+};
+
+/* A file in memory only, written for the decoder to FILE.memN. */
+struct pt_memfile {
+	const void *file;
+	char *name;
+};
 
 enum flow {
 	FLOW_OFF,		/* not tracing: a TIP.PGE starts it */
@@ -64,6 +92,17 @@ struct pt_state {
 	u64 others;			/* records of other threads left out */
 	u64 resyncs;			/* records the code did not explain */
 	int failed;			/* a write's errno */
+	/* the stretch the stream is in: where its PSB is, what code it ran */
+	u64 stretch_at;
+	struct pt_segment *segs;
+	size_t nsegs;
+	size_t segs_cap;
+	/* FILE.ptxed, NULL without -o; then its write's errno */
+	FILE *images;
+	char *images_name;
+	int images_failed;
+	struct pt_memfile *memfiles;
+	unsigned int nmemfiles;
 };
 
 static void pt_flush_buf(struct printer *pr, struct pt_state *st)
@@ -166,10 +205,193 @@ static void put_psb(struct printer *pr, struct pt_state *st)
 	put_simple(pr, st, ppt_psbend);
 }
 
+/* @s in single quotes, for a shell and for the reader. */
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+static void images_error(struct pt_state *st, int error)
+{
+	if (!st->images_failed)
+		st->images_failed = error ?: EIO;
+}
+
+/*
+ * FILE.ptxed, with -o FILE of a regular file (not beside /dev/stdout);
+ * what it is, for the one who opens it.
+ */
+static void images_open(struct printer *pr, struct pt_state *st)
+{
+	const char *out = pr->opts.out_path;
+	struct stat sb;
+
+	if (!out || fstat(fileno(pr->out), &sb) || !S_ISREG(sb.st_mode))
+		return;
+	if (asprintf(&st->images_name, "%s.ptxed", out) < 0)
+		errx(1, "out of memory");
+	st->images = fopen(st->images_name, "w");
+	if (!st->images) {
+		images_error(st, errno);
+		return;
+	}
+	fputs("# The images to decode ", st->images);
+	put_quoted(st->images, out);
+	fputs(" with, from bts-dump --format=pt:\n"
+	      "# a libipt ptxed command line per stretch of the stream, with its\n"
+	      "# bytes of the stream and the file segments its code ran from\n"
+	      "# (FILE:FROM-TO:ADDRESS).  Run them in order.\n",
+	      st->images);
+}
+
+/*
+ * The FILE.memN with the bytes of the file in memory only that @seg is
+ * of, written now if there is none yet; NULL without -o.
+ */
+static const char *memfile_of(struct printer *pr, struct pt_state *st,
+			      const struct code_segment *seg)
+{
+	struct pt_memfile *m;
+	unsigned int i;
+	FILE *f;
+
+	if (!st->images)
+		return NULL;
+	for (i = 0; i < st->nmemfiles; i++)
+		if (st->memfiles[i].file == seg->file)
+			return st->memfiles[i].name;
+	st->memfiles = xrealloc(st->memfiles, (st->nmemfiles + 1) *
+					      sizeof(*st->memfiles));
+	m = &st->memfiles[st->nmemfiles++];
+	m->file = seg->file;
+	if (asprintf(&m->name, "%s.mem%u", pr->opts.out_path,
+		     st->nmemfiles) < 0)
+		errx(1, "out of memory");
+	f = fopen(m->name, "w");
+	if (!f || fwrite(seg->data, 1, seg->size, f) != seg->size) {
+		images_error(st, errno);
+		warn("%s", m->name);
+	}
+	if (f && fclose(f)) {
+		images_error(st, errno);
+		warn("%s", m->name);
+	}
+	fputs("# ", st->images);
+	put_quoted(st->images, m->name);
+	fprintf(st->images, ": the bytes of %s as the trace has them\n",
+		seg->mapped_as ?: "code in no file");
+	return m->name;
+}
+
+/* The stretch ends here: the line that decodes it. */
+static void stretch_end(struct printer *pr, struct pt_state *st)
+{
+	u64 end = stream_pos(st);
+	const struct pt_segment *g;
+	size_t i;
+
+	if (st->images && end > st->stretch_at) {
+		if (!st->nsegs)
+			fputs("# no code known for ", st->images);
+		else
+			fputs("ptxed --pt ", st->images);
+		put_quoted(st->images, pr->opts.out_path);
+		fprintf(st->images, ":0x%llx-0x%llx",
+			(unsigned long long)st->stretch_at,
+			(unsigned long long)end);
+		for (i = 0; i < st->nsegs; i++) {
+			g = &st->segs[i];
+			fputs(" --raw ", st->images);
+			put_quoted(st->images, g->path);
+			fprintf(st->images, ":0x%llx-0x%llx:0x%llx",
+				(unsigned long long)g->offset,
+				(unsigned long long)(g->offset + g->filesz),
+				(unsigned long long)g->addr);
+		}
+		fputc('\n', st->images);
+	}
+	st->nsegs = 0;
+}
+
+/* A new stretch, with a synchronization point; tracing is off. */
+static void new_stretch(struct printer *pr, struct pt_state *st)
+{
+	stretch_end(pr, st);
+	put_psb(pr, st);
+	st->stretch_at = st->psb_at;
+	st->flow = FLOW_OFF;
+}
+
+static bool segments_overlap(const struct pt_segment *a,
+			     const struct code_segment *b)
+{
+	return a->addr < b->addr + b->filesz && b->addr < a->addr + a->filesz;
+}
+
+/*
+ * The code at @ip runs in this stretch: its file's segment is one of the
+ * stretch's, or it starts a new stretch if other code was at those
+ * addresses.  Tracing stops there and starts again at @ip, so the decoder
+ * of the old stretch does not run into the new code.
+ */
+static void take_code(struct printer *pr, struct pt_state *st,
+		      const struct thread *t, u64 ip)
+{
+	struct code_segment seg;
+	struct pt_segment *g;
+	bool on = st->flow == FLOW_ON;
+	size_t i;
+
+	if (!proc_code_segment(pr->syms, t->proc, ip, &seg))
+		return;
+	for (i = st->nsegs; i-- > 0;) {
+		g = &st->segs[i];
+		if (g->file == seg.file && g->addr == seg.addr &&
+		    g->offset == seg.offset)
+			return;
+	}
+	for (i = 0; i < st->nsegs; i++)
+		if (segments_overlap(&st->segs[i], &seg))
+			break;
+	if (i < st->nsegs) {
+		if (on) {
+			put_ip(pr, st, ppt_fup, ip);
+			put_ip(pr, st, ppt_tip_pgd, 0);
+		}
+		new_stretch(pr, st);
+		if (on) {
+			put_mode_exec(pr, st, is64_at(pr, t, ip));
+			put_ip(pr, st, ppt_tip_pge, ip);
+			st->flow = FLOW_ON;
+			st->ip = ip;
+		}
+	}
+	if (st->nsegs == st->segs_cap) {
+		st->segs_cap = st->segs_cap ? 2 * st->segs_cap : 8;
+		st->segs = xrealloc(st->segs,
+				    st->segs_cap * sizeof(*st->segs));
+	}
+	st->segs[st->nsegs++] = (struct pt_segment){
+		.file = seg.file,
+		.path = seg.path ?: memfile_of(pr, st, &seg),
+		.offset = seg.offset,
+		.filesz = seg.filesz,
+		.addr = seg.addr,
+	};
+}
+
 /* Tracing (re)starts at @ip. */
 static void start_at(struct printer *pr, struct pt_state *st,
 		     const struct thread *t, u64 ip)
 {
+	take_code(pr, st, t, ip);
 	if (st->flow == FLOW_OVF) {
 		put_ip(pr, st, ppt_fup, ip);
 	} else if (st->flow == FLOW_OFF) {
@@ -199,6 +421,7 @@ static bool run_to(struct printer *pr, struct pt_state *st,
 	u64 ip = st->ip;
 
 	while (ip != until) {
+		take_code(pr, st, t, ip);
 		in = proc_insn(pr->syms, t->proc, ip);
 		if (!in || (in->form != BRANCH_NONE &&
 			    in->form != BRANCH_COND) ||
@@ -238,6 +461,7 @@ static struct pt_state *pt_state(struct printer *pr)
 		if (!st->enc)
 			errx(1, "libipt: cannot make an encoder");
 		pr->out_state = st;
+		images_open(pr, st);
 		put_psb(pr, st);
 	}
 	return st;
@@ -266,6 +490,7 @@ static void pt_branch(struct printer *pr, struct thread *t,
 	if (!st)
 		return;
 	reach(pr, st, t, b->from);
+	take_code(pr, st, t, b->from);
 	in = proc_insn(pr->syms, t->proc, b->from);
 	if (in && in->form == BRANCH_COND && in->target == b->to) {
 		put_tnt(pr, st, true);
@@ -294,14 +519,17 @@ static void pt_kernel(struct printer *pr, struct thread *t,
 			overflow(pr, st);
 	} else {
 		reach(pr, st, t, k->entry);
+		take_code(pr, st, t, k->entry);
 		/* An interrupt or a fault: where, before the instruction. */
 		if (k->end == k->entry)
 			put_ip(pr, st, ppt_fup, k->entry);
 		put_ip(pr, st, ppt_tip_pgd, 0);
 		st->flow = FLOW_OFF;
 	}
-	if (st->flow == FLOW_OFF &&
-	    (k->how == RESUME_EXEC || stream_pos(st) - st->psb_at >= PSB_PERIOD))
+	if (k->how == RESUME_EXEC)
+		new_stretch(pr, st);
+	else if (st->flow == FLOW_OFF &&
+		 stream_pos(st) - st->psb_at >= PSB_PERIOD)
 		put_psb(pr, st);
 	if (k->resume)
 		start_at(pr, st, t, k->resume);
@@ -330,7 +558,16 @@ static int pt_finish(struct printer *pr)
 		put_ip(pr, st, ppt_tip_pgd, 0);
 	}
 	flush_tnt(pr, st);
+	stretch_end(pr, st);
 	pt_flush_buf(pr, st);
+	if (st->images && (ferror(st->images) | fclose(st->images)))
+		images_error(st, errno);
+	st->images = NULL;
+	if (st->images_failed)
+		warnx("%s: the images are not all written: %s",
+		      st->images_name, strerror(st->images_failed));
+	else if (!st->images_name)
+		warnx("--format=pt: not to a file, so no file tells the images to decode it with (-o FILE writes FILE.ptxed)");
 	if (st->others)
 		warnx("--format=pt: %llu records of other threads than %u left out (a PT stream is one thread's; choose it with --tid)",
 		      (unsigned long long)st->others,
@@ -338,15 +575,27 @@ static int pt_finish(struct printer *pr)
 	if (st->resyncs)
 		warnx("--format=pt: %llu records the code does not lead to, each an overflow packet",
 		      (unsigned long long)st->resyncs);
-	return st->failed ? output_error(pr, st->failed) : 0;
+	if (st->failed)
+		return output_error(pr, st->failed);
+	return st->images_failed ? 1 : 0;
 }
 
 static void pt_free(struct printer *pr)
 {
 	struct pt_state *st = pr->out_state;
 
-	if (st)
-		pt_free_encoder(st->enc);
+	unsigned int i;
+
+	if (!st)
+		return;
+	pt_free_encoder(st->enc);
+	if (st->images)
+		fclose(st->images);
+	free(st->images_name);
+	for (i = 0; i < st->nmemfiles; i++)
+		free(st->memfiles[i].name);
+	free(st->memfiles);
+	free(st->segs);
 	free(st);
 }
 

@@ -1313,31 +1313,84 @@ unsigned int proc_inline(struct syms *st, struct proc *p, u64 addr,
 	return am->ninline;
 }
 
-static const unsigned char *code_at(struct syms *st, struct proc *p,
-				    u64 addr, size_t *len,
-				    struct elf_file **file)
+/*
+ * The loaded segment of @p's code at @addr, as proc_code_segment() tells
+ * it; NULL if no file's segment holds it.
+ */
+static const GElf_Phdr *segment_at(struct syms *st, struct proc *p, u64 addr,
+				   struct mapping **mapp, struct module **modp)
 {
 	struct mapping *map = find(p, addr);
+	struct module *m = map ? resolve(st, p, map) : NULL;
 	const GElf_Phdr *ph;
-	struct module *m;
-	u64 vaddr, off;
+	u64 vaddr;
 	size_t i;
 
-	m = map ? resolve(st, p, map) : NULL;
 	if (!m)
 		return NULL;
 	vaddr = addr - map->bias;
 	for (i = 0; i < m->file->nloads; i++) {
 		ph = &m->file->loads[i];
-		if (vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz)
-			continue;
-		/* file_parse() checked the segment lies within the file. */
-		off = ph->p_offset + (vaddr - ph->p_vaddr);
-		*len = ph->p_filesz - (vaddr - ph->p_vaddr);
-		*file = m->file;
-		return m->file->data + off;
+		if (vaddr >= ph->p_vaddr && vaddr - ph->p_vaddr < ph->p_filesz) {
+			*mapp = map;
+			*modp = m;
+			return ph;
+		}
 	}
 	return NULL;
+}
+
+static const unsigned char *code_at(struct syms *st, struct proc *p,
+				    u64 addr, size_t *len,
+				    struct elf_file **file)
+{
+	const GElf_Phdr *ph;
+	struct mapping *map;
+	struct module *m;
+	u64 vaddr;
+
+	ph = segment_at(st, p, addr, &map, &m);
+	if (!ph)
+		return NULL;
+	vaddr = addr - map->bias;
+	*len = ph->p_filesz - (vaddr - ph->p_vaddr);
+	*file = m->file;
+	/* file_parse() checked the segment lies within the file. */
+	return m->file->data + ph->p_offset + (vaddr - ph->p_vaddr);
+}
+
+/**
+ * proc_code_segment() - where the code at an address of a process came from
+ * @st: the symbol table
+ * @p: the process
+ * @addr: the address
+ * @seg: set to the segment of the file that holds it, and where it is
+ *
+ * For outputs that hand the code on to other tools (--format=pt): the
+ * file as bts-dump read it, which may be a copy the trace carries (the
+ * vDSO's image) rather than one on disk.
+ *
+ * Return: whether a file's loaded segment holds @addr.
+ */
+bool proc_code_segment(struct syms *st, struct proc *p, u64 addr,
+		       struct code_segment *seg)
+{
+	const GElf_Phdr *ph;
+	struct mapping *map;
+	struct module *m;
+
+	ph = segment_at(st, p, addr, &map, &m);
+	if (!ph)
+		return false;
+	seg->file = m->file;
+	seg->path = m->file->mapped ? m->file->path : NULL;
+	seg->data = m->file->data;
+	seg->size = m->file->size;
+	seg->mapped_as = map->path;
+	seg->offset = ph->p_offset;
+	seg->filesz = ph->p_filesz;
+	seg->addr = map->bias + ph->p_vaddr;
+	return true;
 }
 
 /**

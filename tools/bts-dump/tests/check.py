@@ -1600,6 +1600,7 @@ for t in (test_symtab, check_insn_len.test_insn_len,
           check_perf.test_perf_build_id, check_perf.test_perf_tasks,
           check_perf.test_perf_mmaps,
           check_pt.test_pt, check_pt.test_pt32, check_pt.test_pt_unknown,
+          check_pt.test_pt_images,
           check_inline.test_inline, check_inline.test_plt_demangle,
           check_inline.test_debuginfo_hint,
           test_help_man, test_usage):

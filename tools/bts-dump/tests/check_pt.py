@@ -11,14 +11,16 @@ trace, not from bts-dump.
 """
 
 import os
+import shlex
 import subprocess
 
 import rawgen as rg
 from check_insn_len import objdump_insns, vec_trace
-from checklib import PROG, PROG32, WORK, nm, run, tap, write
+from checklib import PROG, PROG32, PROG_PIE, WORK, nm, run, tap, write
 
 S = nm(PROG)
 S32 = nm(PROG32)
+SP = nm(PROG_PIE)
 PT_BRANCHES = os.path.join(WORK, "pt-branches")
 
 
@@ -107,10 +109,42 @@ def records32(tid):
     return recs, ["%x => %x" % w for w in want]
 
 
-def decode(path, prog=PROG):
-    p = subprocess.run([PT_BRANCHES, path, prog], capture_output=True,
-                       text=True)
-    return p.returncode, p.stdout.splitlines(), p.stderr
+def ptxed_lines(path):
+    """The command lines of @path's FILE.ptxed, each a list of words."""
+    with open(path + ".ptxed") as f:
+        return [shlex.split(line) for line in f
+                if line.startswith("ptxed ")]
+
+
+def decode(path):
+    """What pt-branches finds in the PT stream at @path, running the lines
+    of its FILE.ptxed in order, with the images they name."""
+    rc, got, err = 0, [], ""
+    try:
+        lines = ptxed_lines(path)
+    except OSError as e:
+        return 1, [], str(e)
+    for words in lines:
+        p = subprocess.run([PT_BRANCHES] + words[1:], capture_output=True,
+                           text=True)
+        rc = rc or p.returncode
+        got += p.stdout.splitlines()
+        err += p.stderr
+    return rc if lines else 1, got, err
+
+
+def round_trip(raw, name, *args):
+    """bts-dump --format=pt of @raw to WORK/@name, decoded: (bts-dump's
+    exit, pt-branches', the branches found, both's messages)."""
+    out = os.path.join(WORK, name)
+    rc, _, err = run(raw, "--format=pt", "-o", out, *args)
+    drc, got, derr = decode(out) if rc == 0 else (1, [], "")
+    return rc, drc, got, err + derr
+
+
+def mismatch(want, got, err):
+    return ("expected:\n  " + "\n  ".join(want) + "\ngot:\n  " +
+            "\n  ".join(got) + "\n" + err)
 
 
 def test_pt():
@@ -120,15 +154,12 @@ def test_pt():
     maps = "".join(rg.maps_lines(PROG))
     f = write("pt.raw", rg.header() + rg.maps_chunk(95, maps) +
               rg.maps_chunk(96, maps) + rg.records_chunk(mine + other))
-    out = os.path.join(WORK, "pt.pt")
-    rc, _, err = run(f, "--format=pt", "-o", out)
-    drc, got, derr = decode(out) if rc == 0 else (1, [], "")
+    rc, drc, got, err = round_trip(f, "pt.pt")
     tap(rc == 0 and drc == 0 and got == want,
         "PT stream: libipt's decoder finds the trace's branches (the "
         "loop's taken jnz, returns, direct calls), the kernel stays where "
         "tracing stopped, the loss as an overflow",
-        "expected:\n  " + "\n  ".join(want) + "\ngot:\n  " +
-        "\n  ".join(got) + "\n" + err + derr)
+        mismatch(want, got, err))
     # the thread's own record is framing, not one of its records
     tap("%d records of other threads than 95 left out" % (len(other) - 1)
         in err and
@@ -136,10 +167,9 @@ def test_pt():
         "PT stream: one thread's; bts-dump says how many records of others "
         "it left out", err)
 
-    rc, _, err = run(f, "--format=pt", "--tid=96", "-o", out)
-    drc, got, derr = decode(out) if rc == 0 else (1, [], "")
+    rc, _, got, err = round_trip(f, "pt.pt", "--tid=96")
     tap(rc == 0 and got == want and "other threads" not in err,
-        "PT stream: --tid chooses the thread", "\n".join(got) + err + derr)
+        "PT stream: --tid chooses the thread", "\n".join(got) + err)
 
     # A branch the code does not lead to (a record missing from the
     # stream): the encoder says so with an overflow, goes on at it.
@@ -147,13 +177,12 @@ def test_pt():
                                              a("raw_int80"))]
     f = write("pt-gap.raw", rg.header() + rg.maps_chunk(95, maps) +
               rg.records_chunk(bad))
-    rc, _, err = run(f, "--format=pt", "-o", out)
-    drc, got, derr = decode(out) if rc == 0 else (1, [], "")
+    rc, _, got, err = round_trip(f, "pt.pt")
     tap(rc == 0 and "records the code does not lead to" in err and
         "# overflow" in got[:8] and got != want,
         "self-test: a record missing from the trace: an overflow where the "
         "code does not lead to the next, and the comparison fails",
-        "\n".join(got) + err + derr)
+        "\n".join(got) + err)
 
 
 def test_pt32():
@@ -162,14 +191,11 @@ def test_pt32():
     f = write("pt32.raw", rg.header() +
               rg.maps_chunk(97, "".join(rg.maps_lines(PROG32))) +
               rg.records_chunk(recs))
-    out = os.path.join(WORK, "pt32.pt")
-    rc, _, err = run(f, "--format=pt", "-o", out)
-    drc, got, derr = decode(out, PROG32) if rc == 0 else (1, [], "")
+    rc, drc, got, err = round_trip(f, "pt32.pt")
     tap(rc == 0 and drc == 0 and got == want,
         "PT stream of 32-bit code: its MODE.exec packets make libipt decode "
         "it as such (in 64-bit code inc32's inc would prefix its ret)",
-        "expected:\n  " + "\n  ".join(want) + "\ngot:\n  " +
-        "\n  ".join(got) + "\n" + err + derr)
+        mismatch(want, got, err))
 
 
 def test_pt_unknown():
@@ -182,11 +208,155 @@ def test_pt_unknown():
                                [rg.branch(*b) for b in branches]))
     # the trace's end: tracing stops where the thread was
     want = ["%x => %x" % b for b in branches + [(branches[-1][1], 0)]]
-    out = os.path.join(WORK, "pt-vec.pt")
-    rc, _, err = run(f, "--format=pt", "-o", out)
-    drc, got, derr = decode(out) if rc == 0 else (1, [], "")
+    rc, drc, got, err = round_trip(f, "pt-vec.pt")
     tap(rc == 0 and drc == 0 and got == want and "overflow" not in err,
         "PT stream: the code run through AVX-512 and CET instructions "
         "capstone cannot decode, the jz between not taken, no overflow",
-        "expected:\n  " + "\n  ".join(want) + "\ngot:\n  " +
-        "\n  ".join(got) + "\n" + err + derr)
+        mismatch(want, got, err))
+
+
+# Where test_pt_images's process has its code: the program (PIE), a copy
+# of it as its vDSO (code the trace carries), and a library mapped at
+# 0x400000, closed, then another (the static prog) mapped where it was.
+MAIN_BIAS = 0x555555554000
+VDSO_BIAS = 0x7ffff7fc1000
+LIB_BIAS = 0x400000
+
+
+def images_trace(pid):
+    """The records, and the branches pt-branches must find running the
+    FILE.ptxed lines in order, with the stretches' ends."""
+    def main(name, off=0):
+        return MAIN_BIAS + SP[name][0] + off
+
+    def vdso(name, off=0):
+        return VDSO_BIAS + SP[name][0] + off
+
+    def lib(name, off=0):
+        return LIB_BIAS + SP[name][0] + off
+
+    def b32(name, off=0):
+        return a(name, off, S32)
+    main_ret = main("leaf") + SP["leaf"][1] - 1
+    (lib_start, lib_end), = rg.exec_ranges(PROG_PIE, LIB_BIAS)
+    recs = [
+        rg.thread(pid, pid, rg.THREAD_NEW),
+        rg.branch(main("tramp"), main("leaf")),
+        rg.branch(main_ret, vdso("tramp", 5)),
+        rg.branch(vdso("tramp", 5), vdso("raw_write")),
+        rg.kernel(rg.ENTRY_SYSCALL, vdso("raw_write", 5),
+                  vdso("raw_write", 7)),
+        rg.branch(vdso("raw_write", 7), lib("tramp", 10)),
+        rg.branch(lib("tramp", 10), lib("raw_int80")),
+        rg.kernel(rg.ENTRY_SYSCALL, lib("raw_int80", 5), lib("raw_int80", 7)),
+        rg.branch(lib("raw_int80", 7), main("tramp", 15)),
+        # the library closed, another opened where it was
+        rg.map_event(rg.MAP_MUNMAP, lib_start, lib_end),
+        *rg.map_file(PROG),
+        rg.branch(main("tramp", 15), a("tramp", 10)),
+        rg.branch(a("tramp", 10), a("raw_int80")),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_int80", 5), a("raw_int80", 7)),
+        rg.branch(a("raw_int80", 7), main("tramp", 15)),
+        rg.branch(main("tramp", 15), main("raw_write")),
+        # execve() of prog32, from the write's syscall instruction
+        rg.map_event(rg.MAP_EXEC),
+        *rg.map_file(PROG32),
+        rg.kernel_detail(rg.ABI_X86_64, 59, 1000),
+        rg.kernel(rg.ENTRY_SYSCALL, main("raw_write", 5), b32("tramp32")),
+        rg.branch(b32("tramp32"), b32("raw_write32")),
+        rg.kernel(rg.ENTRY_SYSCALL, b32("raw_write32", 5),
+                  b32("raw_write32", 7)),
+        rg.branch(b32("raw_write32", 7), b32("tramp32", 5)),
+    ]
+    stretches = [[
+        (main("tramp"), main("leaf")),
+        (main_ret, vdso("tramp", 5)),
+        (vdso("tramp", 5), vdso("raw_write")),
+        (vdso("raw_write", 5), 0),
+        (vdso("raw_write", 7), lib("tramp", 10)),
+        (lib("tramp", 10), lib("raw_int80")),
+        (lib("raw_int80", 5), 0),
+        (lib("raw_int80", 7), main("tramp", 15)),
+        (main("tramp", 15), a("tramp", 10)),
+        # other code where the library was: the stretch ends
+        (a("tramp", 10), 0),
+    ], [
+        (a("tramp", 10), a("raw_int80")),
+        (a("raw_int80", 5), 0),
+        (a("raw_int80", 7), main("tramp", 15)),
+        (main("tramp", 15), main("raw_write")),
+        (main("raw_write", 5), 0),
+    ], [
+        (b32("tramp32"), b32("raw_write32")),
+        (b32("raw_write32", 5), 0),
+        (b32("raw_write32", 7), b32("tramp32", 5)),
+        (b32("tramp32", 5), 0),
+    ]]
+    return recs, [["%x => %x" % w for w in st] for st in stretches]
+
+
+def raw_args(words):
+    """(file, from, to, address) of each --raw of a ptxed line."""
+    out = []
+    for k, w in enumerate(words[:-1]):
+        if w == "--raw":
+            path, rng, addr = words[k + 1].rsplit(":", 2)
+            lo, hi = rng.split("-")
+            out.append((path, int(lo, 16), int(hi, 16), int(addr, 16)))
+    return out
+
+
+def images_raw():
+    """images_trace()'s raw file, the bytes of its vDSO, and the branches
+    of its stretches."""
+    pid = 99
+    recs, stretches = images_trace(pid)
+    with open(PROG_PIE, "rb") as f:
+        pie = f.read()
+    maps = (rg.maps_lines(PROG_PIE, MAIN_BIAS) +
+            rg.special_line(VDSO_BIAS, VDSO_BIAS + 0x4000, "[vdso]") +
+            rg.maps_lines(PROG_PIE, LIB_BIAS))
+    f = write("pt-images.raw", rg.header() + rg.maps_chunk(pid, maps) +
+              rg.memory_chunk(pid, VDSO_BIAS, pie) + rg.records_chunk(recs))
+    return f, pie, stretches
+
+
+def test_pt_images():
+    """--format=pt: FILE.ptxed, the images of each stretch"""
+    f, pie, stretches = images_raw()
+    rc, drc, got, err = round_trip(f, "pt-images.pt")
+    out = os.path.join(WORK, "pt-images.pt")
+    lines = ptxed_lines(out) if rc == 0 else []
+    want = sum(stretches, [])
+    tap(rc == 0 and drc == 0 and got == want,
+        "PT images: run in order, FILE.ptxed's lines decode the program "
+        "mapped at a bias, its vDSO, a library and the one mapped where it "
+        "was, and the program it executed",
+        mismatch(want, got, err))
+
+    size = os.path.getsize(out)
+    ranges = [w[2].rsplit(":", 1)[1] for w in lines]
+    bounds = [tuple(int(x, 16) for x in r.split("-")) for r in ranges]
+    files = [sorted(set(r[0] for r in raw_args(w))) for w in lines]
+    mem = out + ".mem1"
+    mem_ok = os.path.exists(mem) and open(mem, "rb").read() == pie
+    tap(len(lines) == 3 and bounds[0][0] == 0 and
+        all(bounds[k][1] == bounds[k + 1][0] for k in range(2)) and
+        bounds[2][1] == size and
+        files == [sorted([PROG_PIE, mem]), sorted([PROG, PROG_PIE]),
+                  [PROG32]] and mem_ok,
+        "PT images: a stretch per exec and per library mapped over another, "
+        "covering the stream; the vDSO's bytes from the trace in FILE.mem1",
+        "\n".join(" ".join(w) for w in lines) + "\n%r %d %r" % (
+            files, size, mem_ok))
+
+    # The same stream decoded whole with the first stretch's images: the
+    # library's code stands where the new one's is, and the comparison
+    # fails (so the split into stretches is what makes it decode).
+    p = subprocess.run([PT_BRANCHES, "--pt", out] + lines[0][4:]
+                       if lines else ["false"], capture_output=True,
+                       text=True)
+    tap(p.stdout.splitlines() != want,
+        "self-test: decoded with one stretch's images, the stream does not "
+        "give the trace's branches", p.stdout + p.stderr)
+

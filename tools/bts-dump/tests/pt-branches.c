@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pt-branches PT-FILE ELF[@BIAS]...: the branches an Intel PT packet
- * stream says a program took, decoded with libipt's instruction flow
- * decoder and the executable segments of the ELF files (loaded at BIAS,
- * hex, default 0; 64-bit or 32-bit).  An independent reader of bts-dump --format=pt: its
- * output goes to tests/bts/compare.py like perf script's.
+ * pt-branches --pt FILE[:FROM-TO] --raw FILE:FROM-TO:ADDRESS...: the
+ * branches an Intel PT packet stream says a program took, decoded with
+ * libipt's instruction flow decoder; its arguments as libipt's ptxed
+ * takes them (bytes FROM to TO of FILE, the code at ADDRESS), so that a
+ * line of bts-dump's FILE.ptxed runs with it.  An independent reader of
+ * bts-dump --format=pt: its output goes to tests/bts/compare.py like perf
+ * script's.
  *
  * Prints "FROM => TO" (hex) for each branch taken: a call, return or
  * jump, a conditional jump whose next instruction is not the one after
@@ -12,7 +14,6 @@
  * where an interrupt came); "# overflow", "# error ..." where the decoder
  * lost the flow and synchronized again.  Exit 0 unless it cannot start.
  */
-#include <elf.h>
 #include <err.h>
 #include <fcntl.h>
 #include <intel-pt.h>
@@ -43,55 +44,48 @@ static void *map_file(const char *path, size_t *size)
 	return p;
 }
 
-/* Program header @i of @file, 64-bit or 32-bit, as a 64-bit one. */
-static Elf64_Phdr phdr(const unsigned char *file, int i)
+/* Cut ":NUMBER" off the end of @arg. */
+static uint64_t cut_number(char *arg, const char *what)
 {
-	const Elf64_Ehdr *eh64 = (const void *)file;
-	const Elf32_Ehdr *eh32 = (const void *)file;
-	const Elf32_Phdr *p;
+	char *sep = strrchr(arg, ':'), *end;
+	uint64_t n;
 
-	if (file[EI_CLASS] == ELFCLASS64)
-		return *(const Elf64_Phdr *)(file + eh64->e_phoff +
-					     i * eh64->e_phentsize);
-	p = (const void *)(file + eh32->e_phoff + i * eh32->e_phentsize);
-	return (Elf64_Phdr){ .p_type = p->p_type, .p_flags = p->p_flags,
-			     .p_offset = p->p_offset, .p_vaddr = p->p_vaddr,
-			     .p_filesz = p->p_filesz };
+	if (!sep)
+		errx(2, "%s: no %s", arg, what);
+	n = strtoull(sep + 1, &end, 0);
+	if (end == sep + 1 || *end)
+		errx(2, "%s: bad %s", arg, what);
+	*sep = 0;
+	return n;
 }
 
-/* The executable PT_LOADs of a 64-bit or 32-bit ELF file at @bias. */
-static void add_elf(struct pt_image *image, const char *arg)
+/* Cut ":FROM-TO" off the end of @arg; false if it has none. */
+static bool cut_range(char *arg, uint64_t *from, uint64_t *to)
 {
-	char path[4096];
-	const char *at = strchr(arg, '@');
-	uint64_t bias = at ? strtoull(at + 1, NULL, 16) : 0;
-	const unsigned char *file;
-	size_t size;
-	int i, phnum, n = 0;
+	char *sep = strrchr(arg, ':'), *dash, *end;
 
-	snprintf(path, sizeof(path), "%.*s",
-		 at ? (int)(at - arg) : (int)strlen(arg), arg);
-	file = map_file(path, &size);
-	if (size < sizeof(Elf64_Ehdr) || memcmp(file, ELFMAG, SELFMAG) ||
-	    (file[EI_CLASS] != ELFCLASS64 && file[EI_CLASS] != ELFCLASS32))
-		errx(2, "%s: not a 64-bit or 32-bit ELF file", path);
-	phnum = file[EI_CLASS] == ELFCLASS64 ?
-		((const Elf64_Ehdr *)file)->e_phnum :
-		((const Elf32_Ehdr *)file)->e_phnum;
-	for (i = 0; i < phnum; i++) {
-		Elf64_Phdr ph = phdr(file, i);
+	if (!sep)
+		return false;
+	*from = strtoull(sep + 1, &dash, 0);
+	if (dash == sep + 1 || *dash != '-')
+		return false;
+	*to = strtoull(dash + 1, &end, 0);
+	if (end == dash + 1 || *end || *to <= *from)
+		return false;
+	*sep = 0;
+	return true;
+}
 
-		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		if (pt_image_add_file(image, path, ph.p_offset, ph.p_filesz,
-				      NULL, bias + ph.p_vaddr) < 0)
-			errx(2, "%s: libipt does not take its segment %d",
-			     path, i);
-		n++;
-	}
-	if (!n)
-		errx(2, "%s: no executable segment", path);
-	munmap((void *)file, size);
+/* --raw FILE:FROM-TO:ADDRESS */
+static void add_raw(struct pt_image *image, char *arg)
+{
+	uint64_t addr = cut_number(arg, "address"), from, to;
+
+	if (!cut_range(arg, &from, &to))
+		errx(2, "%s: no FROM-TO range", arg);
+	if (pt_image_add_file(image, arg, from, to - from, NULL, addr) < 0)
+		errx(2, "%s: libipt does not take 0x%" PRIx64 "-0x%" PRIx64
+		     " at 0x%" PRIx64, arg, from, to, addr);
 }
 
 struct flow {
@@ -155,19 +149,29 @@ int main(int argc, char **argv)
 	struct flow f = { 0 };
 	struct pt_event ev;
 	struct pt_insn in;
+	uint64_t from = 0, to = 0;
+	unsigned char *pt;
 	size_t size;
 	int status, i;
 
-	if (argc < 3)
-		errx(2, "usage: pt-branches PT-FILE ELF[@BIAS]...");
+	if (argc < 5 || strcmp(argv[1], "--pt"))
+		errx(2, "usage: pt-branches --pt FILE[:FROM-TO] --raw FILE:FROM-TO:ADDRESS...");
+	if (!cut_range(argv[2], &from, &to))
+		from = to = 0;
+	pt = map_file(argv[2], &size);
+	if (to > size)
+		errx(2, "%s: 0x%" PRIx64 "-0x%" PRIx64 " is past its end",
+		     argv[2], from, to);
 	pt_config_init(&cfg);
-	cfg.begin = map_file(argv[1], &size);
-	cfg.end = cfg.begin + size;
+	cfg.begin = pt + from;
+	cfg.end = pt + (to ? to : size);
 	dec = pt_insn_alloc_decoder(&cfg);
 	if (!dec)
 		errx(2, "libipt: cannot make a decoder");
-	for (i = 2; i < argc; i++)
-		add_elf(pt_insn_get_image(dec), argv[i]);
+	for (i = 3; i + 1 < argc && !strcmp(argv[i], "--raw"); i += 2)
+		add_raw(pt_insn_get_image(dec), argv[i + 1]);
+	if (i != argc)
+		errx(2, "%s: not --raw FILE:FROM-TO:ADDRESS", argv[i]);
 
 	for (;;) {
 		status = pt_insn_sync_forward(dec);
