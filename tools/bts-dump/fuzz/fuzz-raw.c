@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for `bts-dump -i`: the raw file reader and the printer
- * it feeds (symbols, decoding, every output format) on arbitrary bytes,
- * through the very functions bts-dump uses.  fuzz/run builds and runs it.
+ * it feeds (symbols, decoding, every output but raw) on arbitrary bytes, through the very functions bts-dump uses.  fuzz/run
+ * builds and runs it.
  */
 #include <stdlib.h>
 
@@ -29,6 +29,8 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		{ .format = FORMAT_TEXT, .insn = true },
 		{ .format = FORMAT_FOLDED },
 		{ .format = FORMAT_CHROME },
+		{ .format = FORMAT_PERF },
+		{ .format = FORMAT_PT },
 	};
 	struct printer *pr;
 	size_t i;
