@@ -496,6 +496,20 @@ static int print_file(const struct opts *o, FILE *in, FILE *out)
 	return ret;
 }
 
+/* What parse_opts() allocated. */
+static void opts_free(struct opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->print.nsyms; i++)
+		free(o->print.syms[i]);
+	for (i = 0; i < o->print.ndsos; i++)
+		free(o->print.dsos[i]);
+	free(o->print.syms);
+	free(o->print.dsos);
+	free(o->print.tids);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -539,6 +553,7 @@ int main(int argc, char **argv)
 			warn("%s", o.output);
 			ret = 1;
 		}
+		opts_free(&o);
 		return ret;
 	}
 
@@ -573,5 +588,6 @@ int main(int argc, char **argv)
 		warn("%s", o.output);
 		ret = 1;
 	}
+	opts_free(&o);
 	return ret;
 }

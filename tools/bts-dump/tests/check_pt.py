@@ -16,7 +16,8 @@ import subprocess
 
 import rawgen as rg
 from check_insn_len import objdump_insns, vec_trace
-from checklib import PROG, PROG32, PROG_PIE, WORK, nm, run, tap, write
+from checklib import (PROG, PROG32, PROG_PIE, WORK, nm, run, run_memcheck,
+                      tap, write)
 
 S = nm(PROG)
 S32 = nm(PROG32)
@@ -134,10 +135,11 @@ def decode(path):
 
 
 def round_trip(raw, name, *args):
-    """bts-dump --format=pt of @raw to WORK/@name, decoded: (bts-dump's
-    exit, pt-branches', the branches found, both's messages)."""
+    """bts-dump --format=pt of @raw to WORK/@name under valgrind (exit 99
+    on a memory error or leak), decoded: (bts-dump's exit, pt-branches',
+    the branches found, both's messages)."""
     out = os.path.join(WORK, name)
-    rc, _, err = run(raw, "--format=pt", "-o", out, *args)
+    rc, _, err = run_memcheck(raw, "--format=pt", "-o", out, *args)
     drc, got, derr = decode(out) if rc == 0 else (1, [], "")
     return rc, drc, got, err + derr
 
