@@ -162,25 +162,29 @@ step env/full "${run_env[@]}" "$dump" -o /dev/full -- /usr/bin/env -0
 
 # Live text keeps up with the program: the shell's branches before it
 # sleeps are in the output while it sleeps (bts-dump lets out each second
-# what was stamped a second before), not only once it ends.  A copy of
-# the output is taken as soon as it has a line, if the program is still
-# running then (live/while.txt), and how long that took.  One short field
-# a line (-F ip): the whole trace stays under stdio's buffer, which would
-# otherwise let some out as it fills.
+# what was stamped a second before), not only once it ends.  Once the
+# shell sleeps, a copy of the output is taken when it has more than 100
+# branches, or after 8 of the 10 seconds of sleep, if the program is
+# still running then (live/while.txt), and how long that took.  Not at
+# its first line: a release can come while the start of the program,
+# slow under TCG, is still being stamped.  One short field a line (-F
+# ip): the whole trace stays under stdio's buffer, which would otherwise
+# let some out as it fills.
 dir live || exit 125
 "${run_env[@]}" "$dump" -F ip -o "$res/live/sleep.txt" -- /bin/sh -c \
 	': >"$0"; exec sleep 10' "$res/live/sleeping" \
 	>"$res/live/sleep.out" 2>"$res/live/sleep.err" &
 live=$!
-for ((i = 0; i < 200; i++)); do
-	if [ -e "$res/live/sleeping" ] && [ -s "$res/live/sleep.txt" ]; then
-		kill -0 "$live" 2>/dev/null &&
-			cp "$res/live/sleep.txt" "$res/live/while.txt"
-		break
-	fi
-	[ -e "$res/live/sleeping" ] || i=0
+for ((i = 0; i < 600; i++)); do
+	[ -e "$res/live/sleeping" ] && break
 	sleep 0.1
 done
+for ((i = 0; i < 80; i++)); do
+	[ "$(grep -c '^0x' "$res/live/sleep.txt" 2>/dev/null)" -gt 100 ] &&
+		break
+	sleep 0.1
+done
+kill -0 "$live" 2>/dev/null && cp "$res/live/sleep.txt" "$res/live/while.txt"
 echo "$((i / 10)).$((i % 10))" >"$res/live/waited"
 wait "$live"
 echo $? >"$res/live/sleep.rc"
