@@ -7,6 +7,7 @@
 #ifndef __X86_KERNEL_DS_INTERNAL_H
 #define __X86_KERNEL_DS_INTERNAL_H
 
+#include <linux/atomic.h>
 #include <linux/types.h>
 #include <linux/compiler.h>
 #include <linux/minmax.h>
