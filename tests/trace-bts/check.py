@@ -506,8 +506,13 @@ def run_checks(res):
         "copy and from -O bts-continuous's chunks",
         "\n".join(problems + read("tracecmd.cont.err").splitlines()[-5:]))
 
-    tap(read("loop.rc").strip() == "0" and read("done").strip() == "done",
-        "start, stop and switch the tracer 20 times", read("loop.rc"))
+    tap(read("loop.out", "(missing)") == "" and
+        read("done").strip() == "done",
+        "start, stop and switch the tracer 20 times", read("loop.out"))
+    tap(read("loop-plant.rc").strip() not in ("", "0") and
+        "refused" in read("loop-plant.out"),
+        "self-test: a refused switch of tracer fails the round",
+        read("loop-plant.out"))
 
 
 DUMP_START = re.compile(r"bts: the last (\d+) branches of CPU (\d+) "

@@ -33,7 +33,9 @@
 #                 and trace-cmd report of it (tracecmd.report.out), also
 #                 with plugin_bts (tracecmd.plugin.out); then the same with
 #                 -O bts-continuous (tracecmd.cont.*), read with the plugin
-#   loop.*        start, stop and switch the tracer 20 times
+#   loop.*        start, stop and switch the tracer 20 times (loop.out: the
+#                 steps that failed); loop-plant.*, a round switching
+#                 to a tracer that does not exist
 set -u
 
 res=$1 build=$2 dump=$3
@@ -205,14 +207,23 @@ unset TRACEEVENT_PLUGIN_DIR
 echo 1 >$T/tracing_on
 echo 0 >$T/options/bts-continuous
 
-# Start, stop, switch.
+# Start, stop, switch: every write and read of every round must work.
+# tracer_round TRACER: one round; says which step failed.
+tracer_round()
+{
+	local step
+	for step in "0 tracing_on" "1 tracing_on" "nop current_tracer" \
+		"$1 current_tracer"; do
+		echo "${step% *}" >"$T/${step#* }" ||
+			{ echo "'echo ${step% *} > ${step#* }' refused"; return 1; }
+	done
+	cat $T/trace >/dev/null || { echo "reading trace failed"; return 1; }
+}
 for i in $(seq 20); do
-	echo 0 >$T/tracing_on
-	echo 1 >$T/tracing_on
-	echo nop >$T/current_tracer
-	echo bts >$T/current_tracer
-	cat $T/trace >/dev/null
-done
-echo $? >"$res/loop.rc"
+	tracer_round bts || echo "in round $i"
+done >"$res/loop.out" 2>&1
+# The loop's own check, planted: a tracer the kernel refuses fails it.
+tracer_round no-such-tracer >"$res/loop-plant.out" 2>&1
+echo $? >"$res/loop-plant.rc"
 echo nop >$T/current_tracer
 echo done >"$res/done"
