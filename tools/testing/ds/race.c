@@ -54,23 +54,33 @@ struct close_race {
 	struct bts_record buf[4];
 	struct bts_record out[16];
 	u32 got;
+	/* The round the consumer may start, the last one it finished. */
+	int go, finished;
+	/* Whose the stream was right after the consumer's suspension. */
+	u8 seen;
 };
 
-static void *close_race_exit(void *p)
-{
-	struct close_race *r = p;
+#define CLOSE_ROUNDS	4000
 
-	ds_stream_close(&r->s);
-	return NULL;
-}
-
+/*
+ * The consumer, in a thread of its own: each round it takes two records,
+ * suspends the stream and flushes the loss it owes, and notes whose the
+ * stream was right after it suspended.
+ */
 static void *close_race_suspend(void *p)
 {
 	struct close_race *r = p;
+	int round;
 
-	r->got = ds_stream_consume(&r->s, r->out, 2);
-	ds_stream_suspend(&r->s);
-	ds_stream_flush_lost(&r->s);
+	for (round = 1; round <= CLOSE_ROUNDS; round++) {
+		while (__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) != round)
+			;
+		r->got = ds_stream_consume(&r->s, r->out, 2);
+		ds_stream_suspend(&r->s);
+		r->seen = __atomic_load_n(&r->s.writer, __ATOMIC_RELAXED);
+		ds_stream_flush_lost(&r->s);
+		__atomic_store_n(&r->finished, round, __ATOMIC_RELEASE);
+	}
 	return NULL;
 }
 
@@ -84,33 +94,56 @@ static void close_race_setup(struct close_race *r)
 	};
 	struct ds_stream *streams[] = { &r->s };
 
-	memset(r, 0, sizeof(*r));
+	memset(&r->s, 0, sizeof(r->s));
+	memset(r->out, 0, sizeof(r->out));
+	r->got = 0;
 	ds_stream_init(&r->s, r->buf, ARRAY_SIZE(r->buf), DS_PRIV_USER,
 		       DS_MODE_CONTINUOUS);
 	ds_splay(in, ARRAY_SIZE(in), streams, 1);
 }
 
+/*
+ * The exiting task is this thread: each round it starts the consumer and
+ * closes the stream 0 to 4032 spins later, so the rounds sweep the close
+ * across the suspension.  The window must be reached from both sides:
+ * rounds where the consumer took the stream over first (it saw the
+ * stream its own after suspending) and rounds where the exit closed it
+ * first; how many met the close in progress is shown too.
+ */
 static void test_close_vs_suspend(void)
 {
 	struct close_race *r = calloc(1, sizeof(*r));
+	unsigned int seen[DS_WRITER_CLOSED + 1] = { 0 };
 	bool ok = true;
-	int i;
+	pthread_t consumer;
+	int round;
 
-	for (i = 0; i < 4000 && ok; i++) {
-		pthread_t a, b;
+	pthread_create(&consumer, NULL, close_race_suspend, r);
+	for (round = 1; round <= CLOSE_ROUNDS; round++) {
+		volatile int spin = round % 64 * 64;
 
 		close_race_setup(r);
-		pthread_create(&a, NULL, close_race_exit, r);
-		pthread_create(&b, NULL, close_race_suspend, r);
-		pthread_join(a, NULL);
-		pthread_join(b, NULL);
+		__atomic_store_n(&r->go, round, __ATOMIC_RELEASE);
+		while (spin)
+			spin--;
+		ds_stream_close(&r->s);
+		while (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE) != round)
+			;
 		r->got += ds_stream_consume(&r->s, r->out + r->got,
 					    ARRAY_SIZE(r->out) - r->got);
-		ok = losses_add_up(&r->s, r->out, r->got) &&
-		     r->s.writer == DS_WRITER_CLOSED;
+		ok &= losses_add_up(&r->s, r->out, r->got) &&
+		      r->s.writer == DS_WRITER_CLOSED;
+		if (r->seen < ARRAY_SIZE(seen))
+			seen[r->seen]++;
 	}
-	result(ok, "close_vs_suspend",
-	       "the loss records do not add up to the records dropped");
+	pthread_join(consumer, NULL);
+	result(ok && seen[DS_WRITER_CONSUMER] && seen[DS_WRITER_CLOSED],
+	       "close_vs_suspend", !ok ?
+	       "the loss records do not add up to the records dropped" :
+	       "one side won every round: the window was not reached");
+	printf("# close_vs_suspend: the suspension first in %u rounds, the exit in %u, during the close in %u\n",
+	       seen[DS_WRITER_CONSUMER], seen[DS_WRITER_CLOSED],
+	       seen[DS_WRITER_CLOSING]);
 	free(r);
 }
 
@@ -173,7 +206,7 @@ static void test_producer_vs_consumer(void)
 {
 	struct flow *f = calloc(1, sizeof(*f));
 	const struct bts_record *runs[2], *r;
-	u64 next = U(0), delivered = 0, reported = 0;
+	u64 next = U(0), delivered = 0, reported = 0, live_reads = 0;
 	bool in_order = true, done;
 	pthread_t prod;
 	u32 i, k, n, nrs[2];
@@ -187,6 +220,7 @@ static void test_producer_vs_consumer(void)
 			ds_stream_flush_lost(&f->s);
 		/* Read in place, while the producer writes past them. */
 		n = ds_stream_peek(&f->s, runs, nrs, 16);
+		live_reads += n && !done;
 		for (k = 0; k < 2; k++) {
 			for (i = 0; i < nrs[k]; i++) {
 				r = &runs[k][i];
@@ -203,12 +237,15 @@ static void test_producer_vs_consumer(void)
 		ds_stream_discard(&f->s, n);
 	} while (!done || n);
 	pthread_join(prod, NULL);
+	/* The window: reads that found records while the producer wrote. */
 	result(in_order && delivered + reported == FLOW_RECORDS &&
-	       reported == f->s.lost_total && !f->s.lost,
-	       "producer_vs_consumer",
-	       "records were duplicated, reordered or lost unreported");
-	printf("# %llu delivered, %llu reported lost\n",
-	       (unsigned long long)delivered, (unsigned long long)reported);
+	       reported == f->s.lost_total && !f->s.lost && live_reads,
+	       "producer_vs_consumer", live_reads ?
+	       "records were duplicated, reordered or lost unreported" :
+	       "no read found records while the producer wrote");
+	printf("# %llu delivered, %llu reported lost, %llu reads while the producer wrote\n",
+	       (unsigned long long)delivered, (unsigned long long)reported,
+	       (unsigned long long)live_reads);
 	free(f);
 }
 
