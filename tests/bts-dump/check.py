@@ -736,6 +736,26 @@ def debugctl_check(off, on, diag):
             bool(on_t) and all(v & DEBUGCTL_BTS_OFF_OS for v in on_t))
 
 
+def released_check(samples, attached, rounds, diag):
+    """IA32_DEBUGCTL of every CPU, read after a tracer let go of running
+    threads while another trace kept the layer active (guest.sh's
+    released/): @samples, (round, cpu, value) tuples.  Nobody traces the
+    threads then, so no read may find TR and BTS set; and each of the
+    @rounds must have been read, on more than one CPU, most of them
+    after a tracer that traced every thread (@attached, round numbers)."""
+    tracing = DEBUGCTL_TR | DEBUGCTL_BTS
+    bad = [(r, c, v) for r, c, v in samples if v & tracing == tracing]
+    cpus = {c for _, c, _ in samples}
+    read = {r for r, _, _ in samples}
+    diag(f"{len(samples)} reads of {len(cpus)} CPUs in {len(read)} of "
+         f"{rounds} rounds, {len(attached)} rounds traced every thread; "
+         f"{len(bad)} reads found BTS on")
+    for r, c, v in bad[:5]:
+        diag(f"round {r}: CPU {c} records for nobody: DEBUGCTL {v:#x}")
+    return (not bad and len(cpus) > 1 and read == set(range(rounds)) and
+            2 * len(attached) > rounds)
+
+
 def order_check(path, diag, grouped=False):
     """bts-dump's jsonl of several threads is in time order: the kernel's
     stamps of the returns to user mode never go back from one line to the
@@ -1301,6 +1321,18 @@ def self_test(oracle, sym, own, diag):
     expect_fn("DEBUGCTL without BTS_OFF_OS when refused", False,
               lambda: debugctl_check([DEBUGCTL_TR | DEBUGCTL_BTS], on, q))
 
+    quiet = [(r, c, 0) for r in range(4) for c in range(2)]
+    for name, samples, attached, good in (
+            ("DEBUGCTL clear on every CPU after each release", quiet,
+             range(4), True),
+            ("a CPU recording for nobody after a release",
+             quiet[:5] + [(2, 1, DEBUGCTL_TR | DEBUGCTL_BTS | 0x300)] +
+             quiet[6:], range(4), False),
+            ("a round never read", quiet[2:], range(4), False),
+            ("tracers that never traced every thread", quiet, [1], False)):
+        expect_fn(name, good,
+                  lambda: released_check(samples, list(attached), 4, q))
+
     user = lambda d: user_only_check([d], q)  # noqa: E731
     expect("user addresses only", True, user, recs)
     expect("a kernel address", False, user,
@@ -1361,6 +1393,10 @@ def main():
     fl = sub.add_parser("filtered")
     fl.add_argument("full")
     fl.add_argument("filtered")
+    rl = sub.add_parser("released")
+    rl.add_argument("samples")
+    rl.add_argument("attached")
+    rl.add_argument("rounds", type=int)
     dc = sub.add_parser("debugctl")
     dc.add_argument("off")
     dc.add_argument("on")
@@ -1397,6 +1433,18 @@ def main():
                 sys.exit(1)
             vals.append([int(x) for x in lines])
         sys.exit(0 if debugctl_check(*vals, diag) else 1)
+    if a.cmd == "released":
+        with open(a.samples) as f:
+            rows = [x.split() for x in f if x.strip()]
+        if not all(len(x) == 3 and all(y.isdigit() for y in x)
+                   for x in rows):
+            diag(f"{a.samples}: not ROUND CPU VALUE lines")
+            sys.exit(1)
+        with open(a.attached) as f:
+            attached = [int(x) for x in f.read().split()]
+        samples = [tuple(int(y) for y in x) for x in rows]
+        sys.exit(0 if released_check(samples, attached, a.rounds, diag)
+                 else 1)
     if a.cmd == "jit":
         sys.exit(0 if jit_check(a.jsonl, diag, a.unnamed, a.ns_pid)
                  else 1)

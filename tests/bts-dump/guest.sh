@@ -48,6 +48,9 @@
 #                   CPU: calls and signals traced as nobody (PROG.jsonl),
 #                   and IA32_DEBUGCTL of the CPU a traced spin runs on
 #                   with the knob at 0 (debugctl.off) and 1 (debugctl.on)
+#   released/*      DEBUGCTL of every CPU after bts-dump -p let go of
+#                   BUILD/progs/napper's running threads, while another
+#                   trace keeps the layer active (samples, attached)
 #   audit           records with a kernel address outside the entry code
 #                   that reached the staging buffers during all of the
 #                   above (ds.c's debugfs x86/ds_kernel_records)
@@ -352,6 +355,51 @@ step reuse/raw "${run_env[@]}" "$dump" --format=raw \
 echo "$pid_max" >/proc/sys/kernel/pid_max || exit 125
 step reuse/read "$dump" -i "$res/reuse/dump.raw" --format=jsonl \
 	-o "$res/reuse/read.jsonl"
+
+# Tracers let go of running threads: a sleeping process traced through
+# /dev/bts keeps the layer active, napper's six threads spin and sleep a
+# microsecond without end, and in each of RELEASED_ROUNDS rounds bts-dump
+# -p traces them (--progress: until it says it traces all six), 0.3 s
+# more, and is killed.  Nobody traces napper then: IA32_DEBUGCTL of every
+# CPU, read three times, must have TR and BTS clear.  One line per read
+# in released/samples: "ROUND CPU VALUE"; released/attached: the rounds
+# whose tracer traced all six threads.
+dir released || exit 125
+rounds=$(cat "$build/released.rounds") || exit 125
+sleep 600 &
+keep=$!
+"$dump" -p "$keep" --progress --format=raw -o /dev/null \
+	2>"$res/released/keep.err" &
+keep_dump=$!
+"$progs/napper" &
+napper=$!
+: >"$res/released/samples"
+: >"$res/released/attached"
+for ((r = 0; r < rounds; r++)); do
+	err=$res/released/dump.$r.err
+	"$dump" -p "$napper" --progress --format=raw -o /dev/null 2>"$err" &
+	traced=$!
+	for _ in $(seq 100); do
+		grep -q ' 6 threads' "$err" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q ' 6 threads' "$err" && echo "$r" >>"$res/released/attached"
+	sleep 0.3
+	kill -KILL "$traced"
+	wait "$traced"
+	for _ in 1 2 3; do
+		for cpu in /dev/cpu/[0-9]*; do
+			cpu=${cpu#/dev/cpu/}
+			echo "$r $cpu $(dd if="/dev/cpu/$cpu/msr" bs=8 count=1 \
+				skip=$((0x1d9)) iflag=skip_bytes status=none |
+				od -A n -t u8 | tr -d ' ')"
+		done
+	done >>"$res/released/samples"
+done
+kill "$napper" "$keep_dump"
+wait "$napper" "$keep_dump"
+kill "$keep"
+wait "$keep"
 
 cat "$audit" >"$res/audit"
 exit 0

@@ -619,12 +619,14 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	unsigned int i, n;
 
 	/*
-	 * Nobody traces this CPU, @prev or @next: the hardware was off for
-	 * @prev (ds_hw_wanted()), so there is nothing to drain, and stays off.
-	 * A consumer that comes for either meanwhile syncs through ds_sync(),
-	 * which finds @next current.
+	 * Nobody traces this CPU, @prev or @next, and the hardware is off:
+	 * there is nothing to drain, and it stays off.  (It may be on for
+	 * nobody: @prev's last consumer went away while @prev ran, and the
+	 * release's sync came after @prev blocked.)  A consumer that comes
+	 * for either meanwhile syncs through ds_sync(), which finds @next
+	 * current.
 	 */
-	if (!rcu_access_pointer(dc->set) &&
+	if (ds_state_quiet(&dc->st) && !rcu_access_pointer(dc->set) &&
 	    !rcu_access_pointer(prev->thread.ds_consumers) &&
 	    !rcu_access_pointer(next->thread.ds_consumers)) {
 		dc->owner = next;
@@ -858,26 +860,64 @@ void ds_sync(struct ds_consumer *c, enum ds_sync_change change)
 	}
 }
 
+static void ds_recheck_fn(struct irq_work *work)
+{
+	ds_sync_local(NULL);
+}
+
+static DEFINE_PER_CPU(struct irq_work, ds_recheck) =
+	IRQ_WORK_INIT_HARD(ds_recheck_fn);
+
+/*
+ * @c, a task's consumer, suspended itself from its callback here, where
+ * its records were drained: its task may be running on another CPU by
+ * now, with the hardware recording for it, which must look again.  A CPU
+ * that switches the task in later finds @c suspended.
+ */
+static void ds_recheck_task_cpu(struct ds_consumer *c)
+{
+	struct task_struct *task = c->cfg.task;
+	int cpu;
+
+	if (!task || task == current)
+		return;
+	/*
+	 * Orders the store to @c->suspended before the look at where @task
+	 * runs; pairs with the full barrier __schedule() has between its
+	 * update of the CPU's current task and the switch's look at the
+	 * consumers.
+	 */
+	smp_mb();
+	cpu = task_cpu(task);
+	if (cpu != smp_processor_id() && task_curr(task))
+		irq_work_queue_on(per_cpu_ptr(&ds_recheck, cpu), cpu);
+}
+
 void ds_notify_fn(struct irq_work *work)
 {
 	struct ds_consumer *c = container_of(work, struct ds_consumer, notify);
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	enum ds_overflow_action act;
+	bool suspend;
 	u64 bits;
 
 	/*
 	 * Not tracing the callback, which would trace its own copying.  The
 	 * hardware resumes as it was, without a drain that would find more
-	 * consumers to call back, unless the threshold was passed before or
-	 * the consumer is a lender that may have made room.
+	 * consumers to call back, unless the threshold was passed before,
+	 * the consumer is a lender that may have made room, or it suspended
+	 * itself and the hardware may have recorded for it alone.
 	 */
 	bits = ds_state_hold(&dc->st);
 	dc->in_callback = c;
 	act = c->cfg.ops->overflow(c, c->cfg.data);
 	dc->in_callback = NULL;
-	ds_state_release(&dc->st, current, bits);
-	if (act == DS_OVERFLOW_SUSPEND)
+	suspend = act == DS_OVERFLOW_SUSPEND;
+	if (suspend)
 		WRITE_ONCE(c->suspended, true);
+	ds_state_release(&dc->st, current, bits, suspend);
+	if (suspend)
+		ds_recheck_task_cpu(c);
 	atomic_set(&c->notified, 0);
 	/*
 	 * A producer that found us running has set @notify_missed: call

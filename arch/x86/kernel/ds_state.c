@@ -38,12 +38,18 @@ static void ds_state_set_mode(struct ds_state *s, enum ds_state_mode mode)
 	s->mode = mode;
 }
 
-/* Set DEBUGCTL's layer bits; a frozen CPU keeps its last records. */
+/*
+ * Set DEBUGCTL's layer bits; a frozen CPU keeps its last records.  @bits
+ * follows the write: an NMI between the two restarts the hardware as the
+ * write left it and stores the same.
+ */
 static void ds_state_write(struct ds_state *s, u64 bits)
 {
 	if (unlikely(READ_ONCE(s->frozen)))
 		bits = 0;
 	s->ops->write(s, bits);
+	barrier();
+	s->bits = bits;
 }
 
 /*
@@ -268,6 +274,22 @@ void ds_state_drain(struct ds_state *s, struct task_struct *task)
 }
 
 /**
+ * ds_state_quiet() - whether the hardware records nothing for anybody
+ * @s: the CPU's state, not paused
+ *
+ * DEBUGCTL's layer bits were last set to zero, and whatever the hardware
+ * wrote before that was drained when they were.  A switch between tasks
+ * nobody traces, on a CPU nobody traces, may then leave the hardware
+ * alone.  Whether nobody traces them now is not enough: a task whose last
+ * consumer went away while it ran leaves the bits set for it until the
+ * CPU looks again.
+ */
+bool ds_state_quiet(const struct ds_state *s)
+{
+	return !s->bits;
+}
+
+/**
  * ds_state_lent() - whether the hardware writes a lender's window
  * @s: the CPU's state, paused
  *
@@ -316,24 +338,28 @@ void ds_state_unpause(struct ds_state *s, struct task_struct *task)
 
 /**
  * ds_state_release() - end the hold a consumer's callback ran in
- * @s:    the CPU's state, held by ds_state_hold()
- * @task: who runs now
- * @bits: what ds_state_hold() returned
+ * @s:       the CPU's state, held by ds_state_hold()
+ * @task:    who runs now
+ * @bits:    what ds_state_hold() returned
+ * @changed: the callback changed what the consumers want (it suspended
+ *	its consumer)
  *
- * The hardware restarts as it was, but for two things the callback may
- * have changed.  A sub-buffer that records software wrote, or the
- * hardware while its PMI was held back, took past its threshold is
- * drained: no PMI comes for it.  (A ring never reaches its threshold; a
- * lender's window, only with the hardware running, when its PMI comes.)
- * A lender the hardware does not write (it had no window, or spent its
- * turn) is asked again: its callback may have made room.
+ * The hardware restarts as it was, but for what the callback may have
+ * changed.  A sub-buffer that records software wrote, or the hardware
+ * while its PMI was held back, took past its threshold is drained: no PMI
+ * comes for it.  (A ring never reaches its threshold; a lender's window,
+ * only with the hardware running, when its PMI comes.)  A lender the
+ * hardware does not write (it had no window, or spent its turn) is asked
+ * again: its callback may have made room.  And if @changed, the hardware
+ * does what the consumers now want, as after ds_state_unpause().
  *
  * Context: interrupts off, not NMI.
  */
-void ds_state_release(struct ds_state *s, struct task_struct *task, u64 bits)
+void ds_state_release(struct ds_state *s, struct task_struct *task, u64 bits,
+		      bool changed)
 {
-	if (s->pause == 1 && s->mode != DS_STATE_OFF && !ds_state_lent(s) &&
-	    s->ops->lender(s, task)) {
+	if (s->pause == 1 && s->mode != DS_STATE_OFF &&
+	    (changed || (!ds_state_lent(s) && s->ops->lender(s, task)))) {
 		ds_state_unpause(s, task);
 		return;
 	}
@@ -381,6 +407,7 @@ void ds_state_offline(struct ds_state *s)
 	s->ring = NULL;
 	s->lender = NULL;
 	s->spent = false;
+	s->bits = 0;
 	ds_state_set_mode(s, DS_STATE_OFF);
 }
 
@@ -546,7 +573,7 @@ bool ds_state_freeze(struct ds_state *s)
 	WRITE_ONCE(s->frozen, true);
 	/* The flag first: an NMI from here on restarts nothing. */
 	barrier();
-	s->ops->write(s, 0);
+	ds_state_write(s, 0);
 	return true;
 }
 

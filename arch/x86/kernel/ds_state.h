@@ -115,6 +115,8 @@ struct ds_state_ops {
  * @pmi_claimed_gen: the last sub-buffer whose PMI an NMI claimed; a PMI
  *	is owed while it differs from @pmi_owed_gen
  * @frozen: ds_state_freeze(): the hardware stays off whatever asks
+ * @bits: DEBUGCTL's layer bits as the state machine last set them; an
+ *	NMI's hold clears the hardware's for a while, not these
  *
  * Only the CPU itself changes it, with interrupts off or in NMI.
  */
@@ -134,6 +136,7 @@ struct ds_state {
 	u64				pmi_owed_gen;
 	u64				pmi_claimed_gen;
 	bool				frozen;
+	u64				bits;
 };
 
 void ds_state_init(struct ds_state *s, const struct ds_state_ops *ops,
@@ -147,12 +150,14 @@ void ds_state_unpause(struct ds_state *s, struct task_struct *task);
 u64 ds_state_hold(struct ds_state *s);
 void ds_state_restart(struct ds_state *s, u64 bits);
 void ds_state_drain(struct ds_state *s, struct task_struct *task);
-void ds_state_release(struct ds_state *s, struct task_struct *task, u64 bits);
+void ds_state_release(struct ds_state *s, struct task_struct *task, u64 bits,
+		      bool changed);
 void ds_state_stage(struct ds_state *s, const struct bts_record *rec,
 		    unsigned int nr, struct task_struct *task);
 void ds_state_nmi_enter(struct ds_state *s);
 bool ds_state_nmi_pmi(struct ds_state *s, struct task_struct *task);
 void ds_state_nmi_exit(struct ds_state *s);
+bool ds_state_quiet(const struct ds_state *s);
 bool ds_state_lent(const struct ds_state *s);
 bool ds_state_freeze(struct ds_state *s);
 void ds_state_thaw(struct ds_state *s, struct task_struct *task);

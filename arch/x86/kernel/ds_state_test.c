@@ -10,7 +10,9 @@
  * leaves the mode, the pause and DEBUGCTL exactly as it found them.  At
  * every branch: the hardware never records while the CPU is paused or
  * frozen, and writes the memory the mode says (the staging buffer, or the
- * window a lender lent).  At the end: every record the hardware wrote
+ * window a lender lent).  After every step of a scenario: DEBUGCTL holds
+ * exactly the bits the consumers want, none when nobody wants any.  At the
+ * end: every record the hardware wrote
  * reached the streams or its lender once, in order, and every threshold
  * PMI it raised was claimed.
  *
@@ -48,6 +50,10 @@
  *	arrives, and the layer must not claim its absence either
  * @DS_ST_LOSE_WINDOW_RECORD: the lender takes one record fewer than the
  *	layer says its first window got
+ * @DS_ST_BLIND_SWITCH: a switch between untraced tasks leaves the hardware
+ *	alone without asking the state machine whether it is quiet
+ * @DS_ST_SUSPEND_UNSEEN: a callback's release is not told that the
+ *	callback suspended its consumer
  */
 enum ds_st_fault {
 	DS_ST_SOUND,
@@ -56,6 +62,8 @@ enum ds_st_fault {
 	DS_ST_NMI_TRACED,
 	DS_ST_SILENT_PMI,
 	DS_ST_LOSE_WINDOW_RECORD,
+	DS_ST_BLIND_SWITCH,
+	DS_ST_SUSPEND_UNSEEN,
 };
 
 /**
@@ -535,6 +543,23 @@ static void ds_st_reset(struct ds_st_rig *rig, int inject_at, u64 seed,
 		      DS_STAGING_SLACK);
 }
 
+/*
+ * Between two steps: DEBUGCTL is what the consumers want (a ring's without
+ * BTINT), nothing while frozen or disarmed.
+ */
+static void ds_st_check_bits(struct ds_st_rig *rig)
+{
+	u64 want = rig->wanted;
+
+	if (rig->s.mode == DS_STATE_OFF || rig->frozen)
+		want = 0;
+	else if (rig->s.mode == DS_STATE_RING)
+		want &= ~DS_DEBUGCTL_BTINT;
+	if (rig->debugctl != want)
+		ds_st_fault(rig, "DEBUGCTL is not what the consumers want",
+			    rig->debugctl, want);
+}
+
 /* The layer's ways through the state machine, as ds.c takes them. */
 
 static void ds_st_switch(struct ds_st_rig *rig)
@@ -543,6 +568,7 @@ static void ds_st_switch(struct ds_st_rig *rig)
 	ds_state_pause(&rig->s);
 	ds_state_drain(&rig->s, rig->task);
 	ds_state_unpause(&rig->s, rig->task);
+	ds_st_check_bits(rig);
 }
 
 /*
@@ -557,6 +583,35 @@ static void ds_st_sched(struct ds_st_rig *rig)
 	if (rig->s.mode != DS_STATE_RING && !ds_state_lent(&rig->s))
 		ds_state_drain(&rig->s, rig->task);
 	ds_state_unpause(&rig->s, rig->task);
+	ds_st_check_bits(rig);
+}
+
+/*
+ * The last consumer of the running task goes away (the CPU's consumers
+ * with it) and the task blocks before the sync comes: the switches that
+ * follow are between tasks nobody traces, which __ds_switch_to() leaves
+ * alone only if the hardware is quiet.  Then a consumer comes back.
+ */
+static void ds_st_nobody(struct ds_st_rig *rig)
+{
+	u64 wanted = rig->wanted;
+	int i;
+
+	rig->step = "switches for nobody";
+	rig->wanted = 0;
+	rig->lone_ring = false;
+	rig->lone_lender = false;
+	for (i = 0; i < 2; i++) {
+		if (rig->fault == DS_ST_BLIND_SWITCH && !rig->planted)
+			rig->planted = true;
+		else if (!ds_state_quiet(&rig->s))
+			ds_st_sched(rig);
+		rig->step = "switches for nobody";
+		ds_st_check_bits(rig);
+		ds_st_branches(rig, 3);
+	}
+	rig->wanted = wanted;
+	ds_st_switch(rig);
 }
 
 /*
@@ -583,6 +638,7 @@ static void ds_st_stage(struct ds_st_rig *rig, u32 nr)
 	}
 	rig->staged += nr;
 	ds_state_stage(&rig->s, rec, nr, rig->task);
+	ds_st_check_bits(rig);
 }
 
 /*
@@ -596,7 +652,31 @@ static void ds_st_callback(struct ds_st_rig *rig)
 	rig->step = "overflow callback";
 	bits = ds_state_hold(&rig->s);
 	ds_st_branches(rig, 3);
-	ds_state_release(&rig->s, rig->task, bits);
+	ds_state_release(&rig->s, rig->task, bits, false);
+	ds_st_check_bits(rig);
+}
+
+/*
+ * The same, a callback that suspends the CPU's only consumer: nobody
+ * wants the hardware when the callback returns.  Another consumer comes
+ * later.
+ */
+static void ds_st_callback_suspends(struct ds_st_rig *rig)
+{
+	u64 wanted = rig->wanted, bits;
+
+	rig->step = "overflow callback suspends";
+	bits = ds_state_hold(&rig->s);
+	ds_st_branches(rig, 3);
+	rig->wanted = 0;
+	rig->lone_ring = false;
+	rig->lone_lender = false;
+	ds_state_release(&rig->s, rig->task, bits,
+			 rig->fault != DS_ST_SUSPEND_UNSEEN);
+	ds_st_check_bits(rig);
+	ds_st_branches(rig, 3);
+	rig->wanted = wanted;
+	ds_st_switch(rig);
 }
 
 static void ds_st_ring_mix(struct ds_st_rig *rig, bool alone)
@@ -629,6 +709,7 @@ static void ds_st_freeze(struct ds_st_rig *rig)
 	ds_state_drain_frozen(&rig->s, rig->task);
 	rig->frozen = false;
 	ds_state_thaw(&rig->s, rig->task);
+	ds_st_check_bits(rig);
 }
 
 /*
@@ -711,6 +792,8 @@ static void ds_st_scenario(struct ds_st_rig *rig)
 		ds_st_branches(rig, DS_STAGING_SLACK + 1);
 	}
 	ds_st_callback(rig);
+	ds_st_nobody(rig);
+	ds_st_callback_suspends(rig);
 	rig->step = "mid-switch";
 	rig->owner_known = false;
 	ds_st_branches(rig, DS_ST_THRESHOLD);
@@ -751,6 +834,9 @@ static void ds_st_scenario(struct ds_st_rig *rig)
 	ds_st_branches(rig, DS_ST_WIN_THRESHOLD / 2);
 	ds_st_lender_mix(rig, false, 0);
 	ds_st_freeze(rig);
+	ds_st_nobody(rig);
+	ds_st_ring_mix(rig, true);
+	ds_st_callback_suspends(rig);
 	rig->step = "disarm";
 	ds_state_disarm(&rig->s, rig->task);
 	ds_st_check_end(rig);
@@ -793,7 +879,7 @@ static void ds_state_test_nmi_random(struct kunit *test)
 			rnd ^= rnd << 13;
 			rnd ^= rnd >> 7;
 			rnd ^= rnd << 17;
-			switch (rnd % 9) {
+			switch (rnd % 11) {
 			case 0:
 				/* A ring that stays short of wrapping. */
 				if (rig->s.mode != DS_STATE_RING)
@@ -822,6 +908,12 @@ static void ds_state_test_nmi_random(struct kunit *test)
 			case 7:
 				ds_st_sched(rig);
 				break;
+			case 8:
+				ds_st_nobody(rig);
+				break;
+			case 9:
+				ds_st_callback_suspends(rig);
+				break;
 			default:
 				rig->wanted ^= DS_DEBUGCTL_BTS_OFF_OS;
 				ds_st_switch(rig);
@@ -844,6 +936,7 @@ static void ds_state_test_checks_catch(struct kunit *test)
 	static const enum ds_st_fault faults[] = {
 		DS_ST_IGNORE_STOP, DS_ST_LOSE_RECORD, DS_ST_NMI_TRACED,
 		DS_ST_SILENT_PMI, DS_ST_LOSE_WINDOW_RECORD,
+		DS_ST_BLIND_SWITCH, DS_ST_SUSPEND_UNSEEN,
 	};
 	struct ds_st_rig *rig = ds_st_alloc(test);
 	unsigned int i;

@@ -453,6 +453,185 @@ static void ds_test_resume_migrating(struct kunit *test)
 			    "the task runs untraced after its consumer resumed");
 }
 
+/*
+ * A kernel thread that spins until told to block, then sleeps until
+ * stopped: a traced task that blocks before its tracer's sync lands.
+ */
+static struct {
+	struct task_struct	*task;
+	bool			block;
+} ds_test_blocker;
+
+static int ds_test_spin_then_block(void *unused)
+{
+	while (!kthread_should_stop() && !READ_ONCE(ds_test_blocker.block))
+		cond_resched();
+	while (!kthread_should_stop())
+		schedule_timeout_idle(HZ);
+	return 0;
+}
+
+/* ds_sync_on(), reaching the CPU only after the task has blocked there. */
+static void ds_test_sync_on_blocked(int cpu, struct ds_sync_arg *arg)
+{
+	int i;
+
+	WRITE_ONCE(ds_test_blocker.block, true);
+	for (i = 0; i < 1000 && task_curr(ds_test_blocker.task); i++)
+		usleep_range(1000, 2000);
+	smp_call_function_single(cpu, ds_sync_fn, arg, 1);
+}
+
+/*
+ * The last consumer of a running task is released, and the task blocks
+ * before the release's sync reaches its CPU, which then switches between
+ * tasks nobody traces while another consumer keeps the layer active: the
+ * hardware stops there all the same (seed 002: nobody's branches are
+ * recorded).
+ */
+static void ds_test_release_while_blocking(struct kunit *test)
+{
+	int allowed = ds_kernel_recording;
+	struct ds_bts_config cfg = {
+		.priv		= DS_PRIV_KERNEL,
+		.mode		= DS_MODE_CONTINUOUS,
+		.nr_records	= 64,
+	};
+	struct ds_test_hw traced = { }, after = { };
+	struct task_struct *keeper;
+	struct ds_consumer *kc, *c;
+	int cpu, i;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs 2 CPUs");
+
+	/* The test runs on one CPU, the blocker on the other. */
+	cpu = cpumask_first(cpu_online_mask);
+	set_cpus_allowed_ptr(current,
+			     cpumask_of(cpumask_next(cpu, cpu_online_mask)));
+	/* Never woken: its consumer keeps the layer active, off every CPU. */
+	keeper = kthread_create(ds_test_spin, NULL, "ds_test_keeper");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(keeper));
+	ds_test_blocker.block = false;
+	ds_test_blocker.task = kthread_create(ds_test_spin_then_block, NULL,
+					      "ds_test_blocker");
+	if (IS_ERR(ds_test_blocker.task)) {
+		kthread_stop(keeper);
+		KUNIT_FAIL(test, "kthread_create: %ld",
+			   PTR_ERR(ds_test_blocker.task));
+		return;
+	}
+	set_cpus_allowed_ptr(ds_test_blocker.task, cpumask_of(cpu));
+	wake_up_process(ds_test_blocker.task);
+	ds_test_wait_running(ds_test_blocker.task, cpu);
+
+	WRITE_ONCE(ds_kernel_recording, 1);
+	cfg.task = keeper;
+	kc = ds_request_bts(&cfg);
+	cfg.task = ds_test_blocker.task;
+	c = IS_ERR(kc) ? kc : ds_request_bts(&cfg);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+	if (!IS_ERR(c)) {
+		traced.task = ds_test_blocker.task;
+		for (i = 0; i < 100 && !traced.running; i++)
+			smp_call_function_single(cpu, ds_test_read_hw, &traced,
+						 1);
+		kunit_activate_static_stub(test, ds_sync_on,
+					   ds_test_sync_on_blocked);
+		ds_release_bts(c);
+		kunit_deactivate_static_stub(test, ds_sync_on);
+		/* Switches between untraced tasks happen there meanwhile. */
+		msleep(20);
+		after.task = ds_test_blocker.task;
+		smp_call_function_single(cpu, ds_test_read_hw, &after, 1);
+	}
+	if (!IS_ERR(kc))
+		ds_release_bts(kc);
+	kthread_stop(ds_test_blocker.task);
+	kthread_stop(keeper);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(c), "request: %ld", PTR_ERR(c));
+	KUNIT_ASSERT_TRUE_MSG(test, traced.running && traced.bits,
+			      "the task was traced running on CPU %d", cpu);
+	KUNIT_ASSERT_FALSE_MSG(test, after.running,
+			       "the task blocked before the sync");
+	KUNIT_EXPECT_EQ_MSG(test, after.bits, 0,
+			    "CPU %d records for nobody after the release", cpu);
+}
+
+struct ds_test_suspend {
+	int	calls;
+	u64	before;
+	u64	after;
+};
+
+/* An overflow callback that suspends its consumer. */
+static enum ds_overflow_action ds_test_suspend_cb(struct ds_consumer *c,
+						  void *data)
+{
+	struct ds_test_suspend *t = data;
+
+	t->calls++;
+	return DS_OVERFLOW_SUSPEND;
+}
+
+static const struct ds_bts_ops ds_test_suspend_ops = {
+	.overflow	= ds_test_suspend_cb,
+};
+
+/*
+ * A drain wakes the consumer, whose callback runs before anything else
+ * looks at the CPU's consumers.  Context: IPI, on the consumer's CPU.
+ */
+static void ds_test_suspend_steps(void *p)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+	struct ds_test_suspend *t = p;
+
+	t->before = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+	ds_state_pause(&dc->st);
+	ds_test_fill_to_threshold(dc);
+	ds_state_unpause(&dc->st, current);
+	irq_work_run();
+	t->after = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
+}
+
+/*
+ * The CPU's only consumer suspends itself from its overflow callback: the
+ * hardware stops as the callback returns, not at the CPU's next switch.
+ */
+static void ds_test_overflow_suspends(struct kunit *test)
+{
+	int allowed = ds_kernel_recording, cpu = cpumask_first(cpu_online_mask);
+	struct ds_test_suspend t = { };
+	struct ds_bts_config cfg = {
+		.cpu		= cpu,
+		.priv		= DS_PRIV_KERNEL,
+		.mode		= DS_MODE_CONTINUOUS,
+		.nr_records	= 64,
+		.wakeup		= 1,
+		.ops		= &ds_test_suspend_ops,
+		.data		= &t,
+	};
+	struct ds_consumer *c;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	WRITE_ONCE(ds_kernel_recording, 1);
+	c = ds_test_request_cfg(test, &cfg);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+	smp_call_function_single(cpu, ds_test_suspend_steps, &t, 1);
+	ds_release_bts(c);
+
+	KUNIT_ASSERT_EQ_MSG(test, t.calls, 1, "the callback ran once");
+	KUNIT_ASSERT_NE_MSG(test, t.before, 0, "the consumer was traced");
+	KUNIT_EXPECT_EQ_MSG(test, t.after, 0,
+			    "the hardware records for a suspended consumer");
+}
+
 #define DS_TEST_PAYLOAD(i, lo, hi)					\
 	{ .from = BTS_PSEUDO(BTS_PSEUDO_DETAIL,				\
 			     BTS_DETAIL_ARG(BTS_PSEUDO_MARKER,		\
@@ -887,6 +1066,8 @@ static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_restart_window),
 	KUNIT_CASE(ds_test_late_handler),
 	KUNIT_CASE(ds_test_resume_migrating),
+	KUNIT_CASE(ds_test_release_while_blocking),
+	KUNIT_CASE(ds_test_overflow_suspends),
 	KUNIT_CASE(ds_test_markers),
 	KUNIT_CASE(ds_test_freeze),
 	KUNIT_CASE(ds_test_freeze_hw_ring),
