@@ -92,6 +92,18 @@ static void ds_end_kernel_time(const struct ds_set *set)
 	}
 }
 
+static void ds_consumer_free(struct ds_consumer *c)
+{
+	kvfree(c->stream.buf);
+	kfree(c->cfg.markers);
+	kfree(c);
+}
+
+static void ds_consumer_free_rcu(struct rcu_head *head)
+{
+	ds_consumer_free(container_of(head, struct ds_consumer, rcu));
+}
+
 void ds_consumer_put(struct ds_consumer *c)
 {
 	if (!refcount_dec_and_test(&c->refs))
@@ -102,8 +114,7 @@ void ds_consumer_put(struct ds_consumer *c)
 		atomic_dec(&ds_nr_maps);
 	if (ds_lends(&c->cfg))
 		atomic_dec(&ds_nr_lenders);
-	kvfree(c->stream.buf);
-	kfree(c);
+	call_rcu(&c->rcu, ds_consumer_free_rcu);
 }
 
 /* Consumer sets: replaced whole under ds_mutex, read under RCU. */
@@ -238,6 +249,13 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	if (!c)
 		return ERR_PTR(-ENOMEM);
 	c->cfg = *cfg;
+	if (cfg->markers) {
+		c->cfg.markers = kstrdup(cfg->markers, GFP_KERNEL_ACCOUNT);
+		if (!c->cfg.markers) {
+			kfree(c);
+			return ERR_PTR(-ENOMEM);
+		}
+	}
 	if (!c->cfg.wakeup)
 		c->cfg.wakeup = max(cfg->nr_records / 2, 1U);
 	c->limit = cfg->nr_records;
@@ -248,7 +266,7 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	c->stream.buf = kvcalloc(slots, sizeof(struct bts_record),
 				 GFP_KERNEL_ACCOUNT);
 	if (!c->stream.buf) {
-		kfree(c);
+		ds_consumer_free(c);
 		return ERR_PTR(-ENOMEM);
 	}
 	ds_stream_init(&c->stream, c->stream.buf, slots, cfg->priv,
@@ -310,6 +328,17 @@ unlock:
 }
 EXPORT_SYMBOL_GPL(ds_request_bts);
 
+/*
+ * Whether this runs in one of @c's callbacks: the overflow callback's
+ * irq_work (or any hard interrupt), or task_exit or task_fork, which only
+ * @c's task runs, holding a callback count that a release waits for.
+ */
+bool ds_in_own_callback(const struct ds_consumer *c)
+{
+	return !in_task() ||
+	       (c->cfg.task == current && atomic_read(&c->callbacks));
+}
+
 /**
  * ds_release_bts() - stop tracing for a consumer and free it
  * @c: the consumer
@@ -317,12 +346,16 @@ EXPORT_SYMBOL_GPL(ds_request_bts);
  * The detach contract: when this returns, no callback of @c is running or
  * will run, and a task held back by @c in lossless mode has been let go.
  *
- * Context: process, may sleep; not from @c's own callbacks, nor holding a
- * lock that its task_exit or task_fork callbacks take: release waits for
- * them.
+ * Context: process, may sleep; not from @c's own callbacks (a warning,
+ * and @c stays), nor holding a lock that its task_exit or task_fork
+ * callbacks take: release waits for them.
  */
 void ds_release_bts(struct ds_consumer *c)
 {
+	/* It would wait for itself: a bug, and leaking @c beats a hang. */
+	if (WARN_ONCE(ds_in_own_callback(c),
+		      "DS: a consumer released from its own callback\n"))
+		return;
 	mutex_lock(&ds_mutex);
 	/* A task that exited has no set left; removal is then a no-op. */
 	ds_set_update(ds_set_slot(&c->cfg), NULL, c);
@@ -331,9 +364,10 @@ void ds_release_bts(struct ds_consumer *c)
 	ds_sync(c, DS_SYNC_NONE);
 	/*
 	 * Nor does one that found it before, once a grace period has passed;
-	 * but none has found the consumer of an exited task since its exit
-	 * (see ds_exit_thread()), and a file tracing a build releases
-	 * thousands of those.
+	 * but no producer has found the consumer of an exited task since its
+	 * exit (see ds_exit_thread()), and a file tracing a build releases
+	 * thousands of those.  (Readers that do not produce may still hold
+	 * it: its memory outlives them, see ds_consumer_put().)
 	 */
 	if (!ds_stream_closed(&c->stream))
 		synchronize_rcu();
@@ -733,11 +767,13 @@ void ds_exit_thread(struct task_struct *tsk)
 		return;
 	/*
 	 * Stop tracing the rest of the exit.  No grace period is needed
-	 * before the streams are ended and @set is freed: the producers of
-	 * a task's streams run where it is current, in NMIs, interrupts and
-	 * IPIs that end before it runs on, or at its switch away from a CPU,
-	 * which ends before it runs anywhere else.  Since the unpublication,
-	 * all of them find no set.
+	 * before the streams are ended: the producers of a task's streams
+	 * run where it is current, in NMIs, interrupts and IPIs that end
+	 * before it runs on, or at its switch away from a CPU, which ends
+	 * before it runs anywhere else.  Since the unpublication, all of
+	 * them find no set.  Other readers of the set do not produce
+	 * (ds_task_takes_marker()): it and its consumers are freed after a
+	 * grace period.
 	 */
 	local_irq_disable();
 	ds_sync_local(NULL);
@@ -756,7 +792,7 @@ void ds_exit_thread(struct task_struct *tsk)
 			c->cfg.ops->task_exit(c, c->cfg.data);
 		ds_callback_put(c);
 	}
-	kfree(set);
+	kfree_rcu(set, rcu);
 }
 
 /**

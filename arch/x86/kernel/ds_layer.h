@@ -53,6 +53,9 @@
  * @marker_cached: see @marker_id
  * @named: a task's stream that takes maps has its task's name, which
  *	the first resume writes (ds_name_stream())
+ * @rcu: frees the consumer a grace period after its last reference went:
+ *	ds_task_takes_marker() reads the consumers of sets it found before
+ *	their task exited
  */
 struct ds_consumer {
 	struct ds_stream	stream;
@@ -75,6 +78,7 @@ struct ds_consumer {
 	bool			marker_wanted;
 	bool			marker_cached;
 	bool			named;
+	struct rcu_head		rcu;
 };
 
 /**
@@ -188,6 +192,8 @@ void ds_notify_fn(struct irq_work *work);
 
 /* Drop a reference to @c; the last frees it. */
 void ds_consumer_put(struct ds_consumer *c);
+/* Whether this runs in one of @c's callbacks, where it cannot be released. */
+bool ds_in_own_callback(const struct ds_consumer *c);
 
 /*
  * The records of current's stretch in the kernel that ends at @resume_to;

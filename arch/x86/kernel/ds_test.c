@@ -11,6 +11,7 @@
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/glob.h>
 #include <linux/kthread.h>
 #include <asm/apic.h>
 
@@ -564,17 +565,22 @@ static void ds_test_release_while_blocking(struct kunit *test)
 
 struct ds_test_suspend {
 	int	calls;
+	bool	own;
 	u64	before;
 	u64	after;
 };
 
-/* An overflow callback that suspends its consumer. */
+/*
+ * An overflow callback that suspends its consumer, and sees that it could
+ * not release it here.
+ */
 static enum ds_overflow_action ds_test_suspend_cb(struct ds_consumer *c,
 						  void *data)
 {
 	struct ds_test_suspend *t = data;
 
 	t->calls++;
+	t->own = ds_in_own_callback(c);
 	return DS_OVERFLOW_SUSPEND;
 }
 
@@ -624,12 +630,135 @@ static void ds_test_overflow_suspends(struct kunit *test)
 	c = ds_test_request_cfg(test, &cfg);
 	WRITE_ONCE(ds_kernel_recording, allowed);
 	smp_call_function_single(cpu, ds_test_suspend_steps, &t, 1);
+	KUNIT_EXPECT_FALSE_MSG(test, ds_in_own_callback(c),
+			       "the test's thread taken for a callback");
 	ds_release_bts(c);
 
 	KUNIT_ASSERT_EQ_MSG(test, t.calls, 1, "the callback ran once");
+	KUNIT_EXPECT_TRUE_MSG(test, t.own,
+			      "the overflow callback not seen as the consumer's");
 	KUNIT_ASSERT_NE_MSG(test, t.before, 0, "the consumer was traced");
 	KUNIT_EXPECT_EQ_MSG(test, t.after, 0,
 			    "the hardware records for a suspended consumer");
+}
+
+/*
+ * A reader of a task's consumer set under RCU, as ds_task_takes_marker():
+ * it finds the set, then waits (in the read-side critical section) until
+ * told that the task exited and its consumer was released, and then reads
+ * the set and the consumer's glob.
+ */
+static struct {
+	struct task_struct	*traced;
+	bool			loaded;
+	bool			go;
+	bool			timed_out;
+	unsigned int		nr;
+	bool			matched;
+} ds_test_reader;
+
+/* The traced task's exit callback sees that it could not release here. */
+static void ds_test_exit_cb(struct ds_consumer *c, void *data)
+{
+	*(int *)data = ds_in_own_callback(c) ? 1 : -1;
+}
+
+static const struct ds_bts_ops ds_test_exit_ops = {
+	.task_exit	= ds_test_exit_cb,
+};
+
+static int ds_test_set_reader(void *unused)
+{
+	const struct ds_set *set;
+	int i;
+
+	rcu_read_lock();
+	set = rcu_dereference(ds_test_reader.traced->thread.ds_consumers);
+	WRITE_ONCE(ds_test_reader.loaded, true);
+	for (i = 0; i < 1000000 && !READ_ONCE(ds_test_reader.go); i++)
+		udelay(2);
+	ds_test_reader.timed_out = !READ_ONCE(ds_test_reader.go);
+	if (set) {
+		ds_test_reader.nr = set->nr;
+		ds_test_reader.matched = set->nr == 1 &&
+			set->c[0]->cfg.markers &&
+			glob_match(set->c[0]->cfg.markers, "ds_test_event");
+	}
+	rcu_read_unlock();
+	while (!kthread_should_stop())
+		schedule_timeout_idle(HZ);
+	return 0;
+}
+
+/*
+ * A set and its consumers stay readable for a reader that found them under
+ * RCU while their task exits and the consumer is released: the user_events
+ * bridge reads sibling threads' sets so (ds_task_takes_marker()).  With
+ * init_on_free=1 (tests/kunit/run) a set or consumer freed early reads as
+ * zeros; under KASAN it is a use-after-free report.
+ */
+static void ds_test_set_outlives_exit(struct kunit *test)
+{
+	int allowed = ds_kernel_recording;
+	struct ds_bts_config cfg = {
+		.priv		= DS_PRIV_KERNEL,
+		.mode		= DS_MODE_CONTINUOUS,
+		.flags		= DS_BTS_MARKERS,
+		.nr_records	= 64,
+	};
+	struct task_struct *traced, *reader;
+	struct ds_consumer *c;
+	int i, own = 0;
+	char *glob;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	glob = kstrdup("ds_test_*", GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, glob);
+	traced = kthread_run(ds_test_spin, NULL, "ds_test_traced");
+	if (IS_ERR(traced)) {
+		kfree(glob);
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(traced));
+		return;
+	}
+	get_task_struct(traced);
+	cfg.task = traced;
+	cfg.markers = glob;
+	cfg.ops = &ds_test_exit_ops;
+	cfg.data = &own;
+	WRITE_ONCE(ds_kernel_recording, 1);
+	c = ds_request_bts(&cfg);
+	WRITE_ONCE(ds_kernel_recording, allowed);
+	if (IS_ERR(c)) {
+		kthread_stop(traced);
+		put_task_struct(traced);
+		kfree(glob);
+		KUNIT_FAIL(test, "request: %ld", PTR_ERR(c));
+		return;
+	}
+
+	ds_test_reader = (typeof(ds_test_reader)){ .traced = traced };
+	reader = kthread_run(ds_test_set_reader, NULL, "ds_test_reader");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(reader));
+	for (i = 0; i < 1000 && !READ_ONCE(ds_test_reader.loaded); i++)
+		usleep_range(1000, 2000);
+	/* The task exits, then its tracer lets go, as a file's close does. */
+	kthread_stop(traced);
+	ds_release_bts(c);
+	kfree(glob);
+	WRITE_ONCE(ds_test_reader.go, true);
+	kthread_stop(reader);
+	put_task_struct(traced);
+
+	KUNIT_ASSERT_TRUE_MSG(test, ds_test_reader.loaded, "the reader ran");
+	KUNIT_ASSERT_FALSE_MSG(test, ds_test_reader.timed_out,
+			       "the exit and release waited for the reader");
+	KUNIT_EXPECT_EQ_MSG(test, ds_test_reader.nr, 1,
+			    "the set read after the task exited");
+	KUNIT_EXPECT_TRUE_MSG(test, ds_test_reader.matched,
+			      "the consumer's glob read after its release");
+	KUNIT_EXPECT_EQ_MSG(test, own, 1,
+			    "task_exit seen as the consumer's callback (1), or not (-1), or not run (0)");
 }
 
 #define DS_TEST_PAYLOAD(i, lo, hi)					\
@@ -1068,6 +1197,7 @@ static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_resume_migrating),
 	KUNIT_CASE(ds_test_release_while_blocking),
 	KUNIT_CASE(ds_test_overflow_suspends),
+	KUNIT_CASE(ds_test_set_outlives_exit),
 	KUNIT_CASE(ds_test_markers),
 	KUNIT_CASE(ds_test_freeze),
 	KUNIT_CASE(ds_test_freeze_hw_ring),

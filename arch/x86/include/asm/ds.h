@@ -131,9 +131,7 @@ struct ds_marker {
  * @wakeup: continuous mode: call @ops->overflow when this many records are
  *	pending; 0 means half of @nr_records
  * @markers: with DS_BTS_MARKERS, the markers whose name this glob
- *	matches (glob_match()), NULL for all; the caller keeps the string
- *	until every consumer made with this config (task_fork's included) is
- *	released
+ *	matches (glob_match()), NULL for all; the consumer keeps a copy
  * @ops: callbacks, or NULL
  * @data: passed to the callbacks
  */
