@@ -28,7 +28,11 @@
  *		exits and their records in NAME/status and releases them
  *		with NAME.
  *		Every consumer takes markers (DS_BTS_MARKERS) unless
- *		markers=0.
+ *		markers=0.  notify=0: no overflow callback (drain=slow or
+ *		none), so that nothing but the layer itself interrupts the
+ *		task after a drain.  discard=1: keep only what the last
+ *		consumption took, counting the rest ("consumed" in
+ *		NAME/status), for streams too long to keep.
  *   marker	write "ID [ADDR [GEN]]": ds_append_marker() of a user_event
  *		marker without payload: event ID of generation GEN (default
  *		0), written at ADDR (default ID)
@@ -104,6 +108,8 @@ enum dsc_drain {
  * @cap: room in @buf
  * @len: records in @buf
  * @full: records left in the stream because @buf was full
+ * @discard: keep only what the last consumption took (discard=1)
+ * @consumed: records consumed, kept or not
  * @drain: enum dsc_drain
  * @wcpu: the CPU of @work and @slow, or WORK_CPU_UNBOUND
  * @batch: DSC_DRAIN_SLOW: records per @slow run
@@ -140,6 +146,8 @@ struct dsc {
 	u32			cap;
 	u32			len;
 	bool			full;
+	bool			discard;
+	u64			consumed;
 	enum dsc_drain		drain;
 	int			wcpu;
 	u32			batch;
@@ -179,13 +187,21 @@ static void dsc_consume(struct dsc *d, struct ds_consumer *c, u32 max)
 {
 	u32 room = d->cap - d->len;
 
+	u32 n;
+
 	if (d->dying)
 		return;
+	if (d->discard) {
+		d->len = 0;
+		room = d->cap;
+	}
 	if (!room) {
 		d->full = true;
 		return;
 	}
-	d->len += ds_consume_bts(c, d->buf + d->len, min(room, max));
+	n = ds_consume_bts(c, d->buf + d->len, min(room, max));
+	d->len += n;
+	d->consumed += n;
 }
 
 /*
@@ -311,6 +327,12 @@ static const struct ds_bts_ops dsc_ops = {
 	.task_fork	= dsc_task_fork,
 };
 
+/* notify=0: no overflow callback, so no irq_work after a drain. */
+static const struct ds_bts_ops dsc_ops_quiet = {
+	.task_exit	= dsc_task_exit,
+	.task_fork	= dsc_task_fork,
+};
+
 static void dsc_work_fn(struct work_struct *work)
 {
 	struct dsc *d = container_of(work, struct dsc, work);
@@ -427,6 +449,7 @@ static int dsc_status_show(struct seq_file *m, void *unused)
 	int i, kids = atomic_read(&d->nr_kids);
 	u64 kids_min = U64_MAX, kids_lost = 0;
 	struct ds_bts_status st;
+	u64 consumed;
 	u32 len;
 
 	for (i = 0; i < min(kids, DSC_MAX_KIDS); i++) {
@@ -440,10 +463,12 @@ static int dsc_status_show(struct seq_file *m, void *unused)
 	ds_bts_status(d->c, &st);
 	spin_lock_irq(&d->lock);
 	len = d->len;
+	consumed = d->consumed;
 	spin_unlock_irq(&d->lock);
 	seq_printf(m, "produced %llu\npending %llu\nlost %llu\nthrottled %llu\n",
 		   st.produced, st.pending, st.lost, st.throttled);
-	seq_printf(m, "swaps %lld\n", atomic64_read(&d->swaps));
+	seq_printf(m, "swaps %lld\nconsumed %llu\n", atomic64_read(&d->swaps),
+		   consumed);
 	seq_printf(m, "kept %u\nfull %d\ncallbacks %lld\nexited %d\n", len,
 		   READ_ONCE(d->full), atomic64_read(&d->callbacks),
 		   atomic_read(&d->exited));
@@ -616,6 +641,10 @@ static struct dsc *dsc_parse(char *args)
 		} else if (!strcmp(tok, "inherit")) {
 			if (v)
 				d->cfg.flags |= DS_BTS_INHERIT;
+		} else if (!strcmp(tok, "discard")) {
+			d->discard = v;
+		} else if (!strcmp(tok, "notify")) {
+			d->cfg.ops = v ? &dsc_ops : &dsc_ops_quiet;
 		} else if (!strcmp(tok, "markers")) {
 			if (!v)
 				d->cfg.flags &= ~DS_BTS_MARKERS;

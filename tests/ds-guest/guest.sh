@@ -15,6 +15,9 @@
 #            a tiny lossy stream and a slow lossless one; and what ds.c's
 #            debugfs x86/ds_kernel_records counted meanwhile
 #   sleepy   a slow lossless consumer on a task that sleeps between bursts
+#   sysmix   (long tier: BUILD/full is y) a slow lossless consumer
+#            without an overflow callback on a task that alternates
+#            system calls and long compute stretches
 #   feedback two kernel-only consumers of one task, consuming in their
 #            overflow callbacks
 #   flight   a lone per-CPU ring, written by the hardware as a ring while
@@ -155,6 +158,25 @@ step sleepy/sleepy "${run_env[@]}" taskset -c 1 "$build/dsrun" -c 0 \
 	-a "$s/spec" -s "$s/start" -- "$prog/sleepy"
 save "$s" s_ll
 ctl "$s" release "release"
+
+# --- sysmix (long tier) ----------------------------------------------------
+# A slow lossless consumer without an overflow callback (notify=0: no
+# irq_work after a drain) of a task whose system calls separate compute
+# stretches longer than the headroom: a drain on the way out to user mode
+# must hold the task back as one in an NMI does.  Too many records to
+# keep: the module counts them (discard=1).  Each drain waits for the
+# reader's next jiffy: about 90 s.
+if [ "$(cat "$build/full" 2>/dev/null)" = y ]; then
+	x=$res/sysmix
+	mkdir -p "$x"
+	cat >"$x/spec" <<'EOF'
+attach x_ll task=@PID@ priv=user mode=cont size=256 lossless=1 drain=slow batch=65536 period=1 wcpu=1 cap=65536 discard=1 notify=0 markers=0
+EOF
+	step sysmix/sysmix "${run_env[@]}" taskset -c 1 "$build/dsrun" -c 0 \
+		-a "$x/spec" -s "$x/start" -- "$prog/sysmix"
+	save "$x" x_ll
+	ctl "$x" release "release"
+fi
 
 # --- feedback --------------------------------------------------------------
 # Two kernel-side consumers of one task that consume in their overflow

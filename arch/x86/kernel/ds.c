@@ -302,12 +302,14 @@ unsigned int ds_streams(struct ds_cpu *dc, struct task_struct *task,
 static void ds_throttle_fn(struct callback_head *head);
 
 /*
- * A lossless stream past its size holds back its task, current, at the
- * return to user mode.  @mode suits the caller's context: TWA_NMI_CURRENT
- * in NMI, TWA_RESUME | TWAF_NO_ALLOC otherwise (the scheduler's locks may
- * be held).
+ * A lossless stream past its size holds back its task, current, at its
+ * next return to user mode: TWA_NMI_CURRENT in NMI, TWA_RESUME otherwise,
+ * without allocating (the scheduler's locks may be held).  A drain on the
+ * way out, past the exit work loop, is seen to by the exit hook
+ * (__ds_exit_to_user_mode()).  Until it ran, no other drain queues it
+ * again.
  */
-static void ds_throttle(struct ds_consumer *c, int mode)
+static void ds_throttle(struct ds_consumer *c)
 {
 	if (!(c->cfg.flags & DS_BTS_LOSSLESS) ||
 	    ds_stream_pending(&c->stream) <= c->limit ||
@@ -315,7 +317,9 @@ static void ds_throttle(struct ds_consumer *c, int mode)
 		return;
 	refcount_inc(&c->refs);
 	init_task_work(&c->throttle, ds_throttle_fn);
-	if (task_work_add(current, &c->throttle, mode)) {
+	if (task_work_add(current, &c->throttle,
+			  in_nmi() ? TWA_NMI_CURRENT :
+				     TWA_RESUME | TWAF_NO_ALLOC)) {
 		/* The task is exiting: nobody to hold back. */
 		atomic_set(&c->throttle_queued, 0);
 		refcount_dec(&c->refs);
@@ -342,8 +346,7 @@ static void ds_produced(struct ds_consumer **cons, unsigned int n)
 				atomic_set(&c->notify_missed, 1);
 		}
 		if (c->cfg.task == current)
-			ds_throttle(c, in_nmi() ? TWA_NMI_CURRENT :
-				    (TWA_RESUME | TWAF_NO_ALLOC));
+			ds_throttle(c);
 	}
 }
 
@@ -662,11 +665,22 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	for (i = 0; i < n; i++) {
 		if (cons[i]->cfg.task != next)
 			continue;
-		ds_throttle(cons[i], TWA_RESUME | TWAF_NO_ALLOC);
+		ds_throttle(cons[i]);
 		cons[i]->untraced = false;
 	}
 	ds_state_unpause(&dc->st, next);
 }
+
+/*
+ * An interrupt whose return to user mode runs the exit work loop, as for
+ * TWA_NMI_CURRENT: the interrupt is all it takes.
+ */
+static void ds_resume_kick_fn(struct irq_work *work)
+{
+}
+
+static DEFINE_PER_CPU(struct irq_work, ds_resume_kick) =
+	IRQ_WORK_INIT_HARD(ds_resume_kick_fn);
 
 /*
  * Stage a user-only stream's record of a stretch in the kernel, where the
@@ -759,6 +773,13 @@ void __ds_exit_to_user_mode(struct pt_regs *regs)
 	/* The next stretch is unseen until an entry says otherwise. */
 	ds_entry_unseen(&current->thread);
 	ds_stage_crossing(rec, ARRAY_SIZE(rec));
+	/*
+	 * The records took the sub-buffer to its threshold, and the drain
+	 * queued a throttle (ds_throttle()) after the exit work loop ran:
+	 * an interrupt on the way out runs the loop again.
+	 */
+	if (test_thread_flag(TIF_NOTIFY_RESUME))
+		irq_work_queue(this_cpu_ptr(&ds_resume_kick));
 }
 
 /* Bring @dc's streams up to date.  Context: on @dc's CPU, irqs off. */

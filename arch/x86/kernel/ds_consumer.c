@@ -329,13 +329,15 @@ unlock:
 EXPORT_SYMBOL_GPL(ds_request_bts);
 
 /*
- * Whether this runs in one of @c's callbacks: the overflow callback's
- * irq_work (or any hard interrupt), or task_exit or task_fork, which only
- * @c's task runs, holding a callback count that a release waits for.
+ * Whether this runs in one of @c's callbacks: the overflow callback, which
+ * runs on its CPU with interrupts off (ds_notify_fn()), or task_exit or
+ * task_fork, which only @c's task runs, holding a callback count that a
+ * release waits for.  (raw_cpu_read(): elsewhere the CPU may change under
+ * us, and is not @c's callback's either way.)
  */
 bool ds_in_own_callback(const struct ds_consumer *c)
 {
-	return !in_task() ||
+	return raw_cpu_read(ds_cpu.in_callback) == c ||
 	       (c->cfg.task == current && atomic_read(&c->callbacks));
 }
 

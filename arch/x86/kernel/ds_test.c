@@ -461,14 +461,21 @@ static void ds_test_resume_migrating(struct kunit *test)
 static struct {
 	struct task_struct	*task;
 	bool			block;
+	bool			blocked;
 } ds_test_blocker;
 
 static int ds_test_spin_then_block(void *unused)
 {
 	while (!kthread_should_stop() && !READ_ONCE(ds_test_blocker.block))
 		cond_resched();
-	while (!kthread_should_stop())
-		schedule_timeout_idle(HZ);
+	/* Only kthread_stop() wakes it. */
+	set_current_state(TASK_IDLE);
+	WRITE_ONCE(ds_test_blocker.blocked, true);
+	while (!kthread_should_stop()) {
+		schedule();
+		set_current_state(TASK_IDLE);
+	}
+	__set_current_state(TASK_RUNNING);
 	return 0;
 }
 
@@ -478,7 +485,8 @@ static void ds_test_sync_on_blocked(int cpu, struct ds_sync_arg *arg)
 	int i;
 
 	WRITE_ONCE(ds_test_blocker.block, true);
-	for (i = 0; i < 1000 && task_curr(ds_test_blocker.task); i++)
+	for (i = 0; i < 1000 && (!READ_ONCE(ds_test_blocker.blocked) ||
+				 task_curr(ds_test_blocker.task)); i++)
 		usleep_range(1000, 2000);
 	smp_call_function_single(cpu, ds_sync_fn, arg, 1);
 }
@@ -516,6 +524,7 @@ static void ds_test_release_while_blocking(struct kunit *test)
 	keeper = kthread_create(ds_test_spin, NULL, "ds_test_keeper");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(keeper));
 	ds_test_blocker.block = false;
+	ds_test_blocker.blocked = false;
 	ds_test_blocker.task = kthread_create(ds_test_spin_then_block, NULL,
 					      "ds_test_blocker");
 	if (IS_ERR(ds_test_blocker.task)) {
@@ -564,6 +573,7 @@ static void ds_test_release_while_blocking(struct kunit *test)
 }
 
 struct ds_test_suspend {
+	bool	armed;
 	int	calls;
 	bool	own;
 	u64	before;
@@ -571,14 +581,17 @@ struct ds_test_suspend {
 };
 
 /*
- * An overflow callback that suspends its consumer, and sees that it could
- * not release it here.
+ * An overflow callback that suspends its consumer once the case is ready
+ * (the hardware's own drains come before), and sees that it could not
+ * release it here.
  */
 static enum ds_overflow_action ds_test_suspend_cb(struct ds_consumer *c,
 						  void *data)
 {
 	struct ds_test_suspend *t = data;
 
+	if (!READ_ONCE(t->armed))
+		return DS_OVERFLOW_CONTINUE;
 	t->calls++;
 	t->own = ds_in_own_callback(c);
 	return DS_OVERFLOW_SUSPEND;
@@ -597,11 +610,15 @@ static void ds_test_suspend_steps(void *p)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	struct ds_test_suspend *t = p;
 
+	/* A callback still queued from before runs below, armed too. */
+	WRITE_ONCE(t->armed, true);
 	t->before = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
 	ds_state_pause(&dc->st);
 	ds_test_fill_to_threshold(dc);
 	ds_state_unpause(&dc->st, current);
 	irq_work_run();
+	/* A callback queued again (notify_missed) is not the case's. */
+	WRITE_ONCE(t->armed, false);
 	t->after = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
 }
 
@@ -626,10 +643,16 @@ static void ds_test_overflow_suspends(struct kunit *test)
 
 	if (!ds_bts_available())
 		kunit_skip(test, "no BTS");
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs 2 CPUs");
 	WRITE_ONCE(ds_kernel_recording, 1);
 	c = ds_test_request_cfg(test, &cfg);
 	WRITE_ONCE(ds_kernel_recording, allowed);
+	/* The steps on the consumer's CPU, sent from another. */
+	set_cpus_allowed_ptr(current,
+			     cpumask_of(cpumask_next(cpu, cpu_online_mask)));
 	smp_call_function_single(cpu, ds_test_suspend_steps, &t, 1);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
 	KUNIT_EXPECT_FALSE_MSG(test, ds_in_own_callback(c),
 			       "the test's thread taken for a callback");
 	ds_release_bts(c);
@@ -669,14 +692,15 @@ static const struct ds_bts_ops ds_test_exit_ops = {
 
 static int ds_test_set_reader(void *unused)
 {
+	ktime_t deadline = ktime_add_ms(ktime_get(), 5000);
 	const struct ds_set *set;
-	int i;
 
 	rcu_read_lock();
 	set = rcu_dereference(ds_test_reader.traced->thread.ds_consumers);
 	WRITE_ONCE(ds_test_reader.loaded, true);
-	for (i = 0; i < 1000000 && !READ_ONCE(ds_test_reader.go); i++)
-		udelay(2);
+	while (!READ_ONCE(ds_test_reader.go) &&
+	       ktime_before(ktime_get(), deadline))
+		cpu_relax();
 	ds_test_reader.timed_out = !READ_ONCE(ds_test_reader.go);
 	if (set) {
 		ds_test_reader.nr = set->nr;
@@ -713,14 +737,19 @@ static void ds_test_set_outlives_exit(struct kunit *test)
 
 	if (!ds_bts_available())
 		kunit_skip(test, "no BTS");
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs 2 CPUs");
 	glob = kstrdup("ds_test_*", GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, glob);
-	traced = kthread_run(ds_test_spin, NULL, "ds_test_traced");
+	/* On the test's CPU, away from the reader's (below). */
+	traced = kthread_create(ds_test_spin, NULL, "ds_test_traced");
 	if (IS_ERR(traced)) {
 		kfree(glob);
-		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(traced));
+		KUNIT_FAIL(test, "kthread_create: %ld", PTR_ERR(traced));
 		return;
 	}
+	kthread_bind(traced, cpumask_first(cpu_online_mask));
+	wake_up_process(traced);
 	get_task_struct(traced);
 	cfg.task = traced;
 	cfg.markers = glob;
@@ -737,9 +766,17 @@ static void ds_test_set_outlives_exit(struct kunit *test)
 		return;
 	}
 
+	/*
+	 * The reader spins where it cannot be preempted: on a CPU of its
+	 * own, the test's thread on another.
+	 */
 	ds_test_reader = (typeof(ds_test_reader)){ .traced = traced };
-	reader = kthread_run(ds_test_set_reader, NULL, "ds_test_reader");
+	reader = kthread_create(ds_test_set_reader, NULL, "ds_test_reader");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(reader));
+	set_cpus_allowed_ptr(current, cpumask_of(cpumask_first(cpu_online_mask)));
+	kthread_bind(reader, cpumask_next(cpumask_first(cpu_online_mask),
+					  cpu_online_mask));
+	wake_up_process(reader);
 	for (i = 0; i < 1000 && !READ_ONCE(ds_test_reader.loaded); i++)
 		usleep_range(1000, 2000);
 	/* The task exits, then its tracer lets go, as a file's close does. */
@@ -749,6 +786,7 @@ static void ds_test_set_outlives_exit(struct kunit *test)
 	WRITE_ONCE(ds_test_reader.go, true);
 	kthread_stop(reader);
 	put_task_struct(traced);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
 
 	KUNIT_ASSERT_TRUE_MSG(test, ds_test_reader.loaded, "the reader ran");
 	KUNIT_ASSERT_FALSE_MSG(test, ds_test_reader.timed_out,
@@ -759,6 +797,45 @@ static void ds_test_set_outlives_exit(struct kunit *test)
 			      "the consumer's glob read after its release");
 	KUNIT_EXPECT_EQ_MSG(test, own, 1,
 			    "task_exit seen as the consumer's callback (1), or not (-1), or not run (0)");
+}
+
+/*
+ * The exit hook's crossing record takes the sub-buffer to its threshold:
+ * the drain, past the exit work loop, puts the test thread's lossless
+ * user-only stream past its size and queues the throttle, which an
+ * interrupt on the way out must then run.  A kernel thread never returns
+ * to user mode; the release cancels the work.  Context: interrupts off,
+ * on the thread's CPU, whose hardware does not record the kernel.
+ */
+static void ds_test_throttle_kicks(struct kunit *test)
+{
+	struct ds_bts_config cfg = {
+		.task		= current,
+		.priv		= DS_PRIV_USER,
+		.mode		= DS_MODE_CONTINUOUS,
+		.flags		= DS_BTS_LOSSLESS,
+		.nr_records	= 16,
+	};
+	struct pt_regs regs = { .ip = 0x401000 };
+	bool queued, kicked;
+	struct ds_consumer *c;
+	unsigned long flags;
+
+	if (!ds_bts_available())
+		kunit_skip(test, "no BTS");
+	c = ds_test_request_cfg(test, &cfg);
+	local_irq_save(flags);
+	ds_test_fill_to_threshold(this_cpu_ptr(&ds_cpu));
+	__ds_exit_to_user_mode(&regs);
+	queued = atomic_read(&c->throttle_queued);
+	kicked = irq_work_is_pending(this_cpu_ptr(&ds_resume_kick));
+	local_irq_restore(flags);
+	ds_release_bts(c);
+
+	KUNIT_ASSERT_TRUE_MSG(test, queued,
+			      "the drain put the stream past its size");
+	KUNIT_EXPECT_TRUE_MSG(test, kicked,
+			      "a throttle queued past the exit work loop, with nothing to run it");
 }
 
 #define DS_TEST_PAYLOAD(i, lo, hi)					\
@@ -1198,6 +1275,7 @@ static struct kunit_case ds_hw_test_cases[] = {
 	KUNIT_CASE(ds_test_release_while_blocking),
 	KUNIT_CASE(ds_test_overflow_suspends),
 	KUNIT_CASE(ds_test_set_outlives_exit),
+	KUNIT_CASE(ds_test_throttle_kicks),
 	KUNIT_CASE(ds_test_markers),
 	KUNIT_CASE(ds_test_freeze),
 	KUNIT_CASE(ds_test_freeze_hw_ring),
