@@ -956,7 +956,8 @@ void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw)
  * @recs:    set to the first record taken
  * @overran: set when the sub-buffer is full: the threshold interrupt came
  *	     later than the slack allows, and the hardware dropped what
- *	     came after the last record (ds_splay_overrun())
+ *	     came after the last record (ds_splay_overrun()); or when
+ *	     records staged there found no room (ds_staging_append())
  *
  * Swaps the hardware over to the spare sub-buffer, so the records stay
  * valid while the caller splays them even if tracing resumes, until the
@@ -977,7 +978,8 @@ u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
 	 * record; a drain comes through code that branches, though, and
 	 * that record was dropped.
 	 */
-	*overran = hw->index >= hw->max;
+	*overran = hw->index >= hw->max || st->dropped;
+	st->dropped = false;
 
 	/* An index outside our sub-buffer means someone else programmed it. */
 	if (!WARN_ON_ONCE(hw->base != (u64)(unsigned long)
@@ -1113,15 +1115,15 @@ void ds_staging_ring_append(const struct ds_staging *st,
  *
  * Puts @rec where the hardware would have put its next records, so that
  * they reach the streams in order with the branches around them.  All of
- * them or, in a sub-buffer without room for all, none: those are dropped
- * with the hardware's records, and reported as they are
- * (ds_staging_take()); a record never loses its details.  No PMI comes
- * for them: a sub-buffer they took to the threshold is the caller's to
- * drain.
+ * them or, in a sub-buffer without room for all, none: a record never
+ * loses its details.  Those are dropped as the hardware's are when it
+ * finds the sub-buffer full, and reported as they are (ds_staging_take()).
+ * No PMI comes for them: a sub-buffer they took to the threshold is the
+ * caller's to drain.
  *
  * Context: the hardware is not writing (TR or BTS clear).
  */
-void ds_staging_append(const struct ds_staging *st, struct ds_bts_area *hw,
+void ds_staging_append(struct ds_staging *st, struct ds_bts_area *hw,
 		       const struct bts_record *rec, unsigned int nr)
 {
 	u64 index = hw->index;
@@ -1133,6 +1135,8 @@ void ds_staging_append(const struct ds_staging *st, struct ds_bts_area *hw,
 	if (index + nr * sizeof(*rec) <= hw->max) {
 		memcpy((void *)(unsigned long)index, rec, nr * sizeof(*rec));
 		hw->index = index + nr * sizeof(*rec);
+	} else {
+		st->dropped = true;
 	}
 }
 

@@ -129,6 +129,8 @@ struct ds_bts_area {
  * @slack: records between the interrupt threshold and the end of a
  *	sub-buffer
  * @active: the half the hardware writes, 0 or 1
+ * @dropped: records staged into the active half found no room there: its
+ *	drain reports an overrun, as when the hardware found it full
  *
  * The hardware writes into one half until the threshold PMI.  Swapping to
  * the other half is a matter of rewriting the DS save area, so it works in
@@ -139,6 +141,7 @@ struct ds_staging {
 	u32			nr;
 	u32			slack;
 	u8			active;
+	bool			dropped;
 };
 
 /*
@@ -173,7 +176,7 @@ void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
 void ds_staging_ring_append(const struct ds_staging *st,
 			    struct ds_bts_area *hw,
 			    const struct bts_record *rec);
-void ds_staging_append(const struct ds_staging *st, struct ds_bts_area *hw,
+void ds_staging_append(struct ds_staging *st, struct ds_bts_area *hw,
 		       const struct bts_record *rec, unsigned int nr);
 u64 ds_debugctl_for(unsigned int privs, bool ds_cpl);
 

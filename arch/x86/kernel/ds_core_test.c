@@ -1781,7 +1781,8 @@ static void ds_test_staging_halves(struct kunit *test)
 /*
  * Records staged together (a KERNEL record and its detail) go into the
  * sub-buffer together or, where only some would fit, not at all: a record
- * never reaches a stream without its details.
+ * never reaches a stream without its details.  Not at all is a loss, which
+ * the drain reports.
  */
 static void ds_test_staging_append_whole(struct kunit *test)
 {
@@ -1792,9 +1793,12 @@ static void ds_test_staging_append_whole(struct kunit *test)
 	const u32 nr = DS_STAGING_SLACK + 1;
 	const u64 rec = sizeof(struct bts_record);
 	struct bts_record *buf = ds_test_records(test, 2 * nr);
+	const struct bts_record *recs;
 	struct ds_bts_area hw = {};
 	struct ds_staging st;
 	unsigned int left;
+	bool overran;
+	u32 taken;
 
 	ds_staging_init(&st, buf, nr, DS_STAGING_SLACK);
 	for (left = 0; left <= 3; left++) {
@@ -1807,10 +1811,21 @@ static void ds_test_staging_append_whole(struct kunit *test)
 		if (left < ARRAY_SIZE(pair)) {
 			KUNIT_EXPECT_EQ_MSG(test, hw.index, at,
 					    "room for %u: staged anyway", left);
+			taken = ds_staging_take(&st, &hw, &recs, &overran);
+			KUNIT_EXPECT_TRUE_MSG(test, overran,
+					      "room for %u: dropped unreported",
+					      left);
+			KUNIT_EXPECT_EQ_MSG(test, taken, nr - left,
+					    "room for %u: the records before",
+					    left);
 			continue;
 		}
 		KUNIT_EXPECT_EQ_MSG(test, hw.index, at + sizeof(pair),
 				    "room for %u: not staged", left);
+		/* (A sub-buffer filled exactly counts as overrun.) */
+		ds_staging_take(&st, &hw, &recs, &overran);
+		KUNIT_EXPECT_TRUE_MSG(test, overran == (left == ARRAY_SIZE(pair)),
+				      "room for %u: a loss reported", left);
 		ds_test_expect_records(test, "staged pair",
 				       (struct bts_record *)(unsigned long)at,
 				       ARRAY_SIZE(pair), pair,

@@ -78,6 +78,9 @@ struct kunit_suite {
 			   ##__VA_ARGS__);				\
 } while (0)
 
+#define KUNIT_EXPECT_FALSE_MSG(test, cond, fmt, ...)			\
+	KUNIT_EXPECT_TRUE_MSG(test, !(cond), fmt, ##__VA_ARGS__)
+
 #define KUNIT_BINARY(test, op, l, r, fmt, ...) do {			\
 	long long __l = (l), __r = (r);					\
 	if (!(__l op __r))						\
