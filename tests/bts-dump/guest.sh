@@ -50,7 +50,10 @@
 #                   with the knob at 0 (debugctl.off) and 1 (debugctl.on)
 #   released/*      DEBUGCTL of every CPU after bts-dump -p let go of
 #                   BUILD/progs/napper's running threads, while another
-#                   trace keeps the layer active (samples, attached)
+#                   trace keeps the layer active (samples, attached);
+#                   BUILD/renamer's sleeping thread renamed 100,000
+#                   times meanwhile, untraced and traced
+#                   (rename-untraced.out, rename-traced.out)
 #   audit           records with a kernel address outside the entry code
 #                   that reached the staging buffers during all of the
 #                   above (ds.c's debugfs x86/ds_kernel_records)
@@ -396,6 +399,16 @@ for ((r = 0; r < rounds; r++)); do
 		done
 	done >>"$res/released/samples"
 done
+# Renaming a sleeping thread 100,000 times (BUILD/renamer, renamer.c),
+# with the trace above still taking thread names somewhere: untraced,
+# and traced by bts-dump (thread names on).  Neither may grow the
+# kernel's unreclaimable memory with the count.
+"$build/renamer" 100000 >"$res/released/rename-untraced.out" \
+	2>"$res/released/rename-untraced.err"
+echo $? >"$res/released/rename-untraced.rc"
+"$dump" --format=raw -o /dev/null -- "$build/renamer" 100000 \
+	>"$res/released/rename-traced.out" 2>"$res/released/rename-traced.err"
+echo $? >"$res/released/rename-traced.rc"
 kill "$napper" "$keep_dump"
 wait "$napper" "$keep_dump"
 kill "$keep"

@@ -47,10 +47,30 @@ static u32 ds_marker_key(void)
 
 /* Consumers that take address-space changes (DS_BTS_MAPS). */
 static atomic_t ds_nr_maps;
+/* ...and of them, the consumers of a CPU. */
+static atomic_t ds_nr_cpu_maps;
 
 bool ds_maps_wanted(void)
 {
 	return static_branch_unlikely(&ds_active) && atomic_read(&ds_nr_maps);
+}
+
+/*
+ * Whether a stream takes @tsk's annotations: one of its own that takes
+ * maps, or one of a CPU (@tsk may run there).  Context: not NMI.
+ */
+bool ds_task_takes_maps(struct task_struct *tsk)
+{
+	const struct ds_set *set;
+	bool ret = atomic_read(&ds_nr_cpu_maps);
+	unsigned int i;
+
+	rcu_read_lock();
+	set = rcu_dereference(tsk->thread.ds_consumers);
+	for (i = 0; set && i < set->nr && !ret; i++)
+		ret = set->c[i]->stream.maps;
+	rcu_read_unlock();
+	return ret;
 }
 
 /*
@@ -112,6 +132,8 @@ void ds_consumer_put(struct ds_consumer *c)
 		put_task_struct(c->cfg.task);
 	if (c->stream.maps)
 		atomic_dec(&ds_nr_maps);
+	if (c->stream.maps && !c->cfg.task)
+		atomic_dec(&ds_nr_cpu_maps);
 	if (ds_lends(&c->cfg))
 		atomic_dec(&ds_nr_lenders);
 	call_rcu(&c->rcu, ds_consumer_free_rcu);
@@ -276,6 +298,8 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	c->stream.maps = cfg->flags & DS_BTS_MAPS;
 	if (c->stream.maps)
 		atomic_inc(&ds_nr_maps);
+	if (c->stream.maps && !cfg->task)
+		atomic_inc(&ds_nr_cpu_maps);
 	if (ds_lends(cfg))
 		atomic_inc(&ds_nr_lenders);
 	/* A hard irq_work: the callback's context is the same with RT. */

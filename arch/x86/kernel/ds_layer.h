@@ -213,6 +213,7 @@ unsigned int ds_streams(struct ds_cpu *dc, struct task_struct *task,
 
 /* Whether a consumer takes address-space changes (DS_BTS_MAPS). */
 bool ds_maps_wanted(void);
+bool ds_task_takes_maps(struct task_struct *tsk);
 bool ds_lenders_exist(void);
 
 /*

@@ -279,9 +279,11 @@ static void ds_comm_fn(struct callback_head *work)
  * Current renames itself (prctl(), exec) in order with its branches.  A
  * thread that renames another (its comm file in /proc, as
  * pthread_setname_np() does) leaves it a task work, since only a task
- * stages records for its own streams; each rename its own, rather than a
- * field in every thread for what is rare.  Without memory (the renamer is
- * being killed for it) the other thread goes on under its old name.
+ * stages records for its own streams: only if a stream takes its name,
+ * and one at a time, which reads the name when it runs (a thread renamed
+ * over and over while it sleeps holds one), rather than a field in every
+ * thread for what is rare.  Without memory (the renamer is being killed
+ * for it) the other thread goes on under its old name.
  *
  * Context: process, may sleep.
  */
@@ -295,7 +297,12 @@ void arch_task_comm_set(struct task_struct *tsk)
 		ds_stage_comm();
 		return;
 	}
-	work = kmalloc(sizeof(*work), GFP_KERNEL);
+	if (!ds_task_takes_maps(tsk))
+		return;
+	/* Renames racing each other may queue one each: as many as they. */
+	work = task_work_cancel_func(tsk, ds_comm_fn);
+	if (!work)
+		work = kmalloc(sizeof(*work), GFP_KERNEL_ACCOUNT);
 	if (!work)
 		return;
 	init_task_work(work, ds_comm_fn);
