@@ -782,6 +782,7 @@ static int three_children(void)
 struct limit_result {
 	int first, second, ring, after_close;
 	struct bts_status inherit;
+	int lossless, lossy;
 };
 
 /* Attach a file to a new waiter with @nr_records; the errno, 0 if traced. */
@@ -835,6 +836,49 @@ static void user_limit_steps(struct limit_result *r)
 }
 
 /*
+ * As nobody, against a limit of 64 KiB: 64 records fit, but not with
+ * lossless mode's headroom (2,730 records, 64 KiB).
+ */
+static void lossless_limit_steps(struct limit_result *r)
+{
+	int fd = dev(), go[2];
+	pid_t pid[2];
+
+	r->lossless = limited_attach(fd, BTS_MODE_CONTINUOUS,
+				     BTS_ATTACH_LOSSLESS, 64, &pid[0], &go[0],
+				     NULL);
+	r->lossy = limited_attach(fd, BTS_MODE_CONTINUOUS, 0, 64, &pid[1],
+				  &go[1], NULL);
+	kill(pid[0], SIGKILL);
+	kill(pid[1], SIGKILL);
+	waitpid(pid[0], NULL, 0);
+	waitpid(pid[1], NULL, 0);
+	close(fd);
+}
+
+/* Run @steps as nobody, traceable; its exit status. */
+static int as_nobody(void (*steps)(struct limit_result *),
+		     struct limit_result *r)
+{
+	pid_t child;
+	int status;
+
+	fflush(stdout);
+	child = fork();
+	if (!child) {
+		/* Dumpable again after the change, to be traceable. */
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534) ||
+		    prctl(PR_SET_DUMPABLE, 1))
+			_exit(1);
+		steps(r);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	return status;
+}
+
+/*
  * The per-user limit on trace buffers: its default, EDQUOT past it for an
  * unprivileged user, its memory back when a file is closed, created
  * threads past it counted as untraced, and no limit with CAP_PERFMON.
@@ -845,7 +889,7 @@ static void user_limit(void)
 	long def = read_long(LIMIT_PATH, ""), mem;
 	struct limit_result *r;
 	int fa, fb, go[2], first, second, status;
-	pid_t child, pid[2];
+	pid_t pid[2];
 
 	/* Of the RAM at boot: the kernel frees its init memory later. */
 	mem = read_long("/proc/meminfo", "MemTotal:");
@@ -858,18 +902,7 @@ static void user_limit(void)
 		printf("Bail out! cannot set %s\n", LIMIT_PATH);
 		exit(1);
 	}
-	fflush(stdout);
-	child = fork();
-	if (!child) {
-		/* Dumpable again after the change, to be traceable. */
-		if (setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534) ||
-		    prctl(PR_SET_DUMPABLE, 1))
-			_exit(1);
-		user_limit_steps(r);
-		_exit(0);
-	}
-	waitpid(child, &status, 0);
+	status = as_nobody(user_limit_steps, r);
 	tap(WIFEXITED(status) && !WEXITSTATUS(status),
 	    "the per-user limit: the steps as nobody ran (status %#x)", status);
 	tap(r->first == 0 && r->second == EDQUOT,
@@ -899,6 +932,16 @@ static void user_limit(void)
 	waitpid(pid[1], NULL, 0);
 	close(fa);
 	close(fb);
+
+	if (write_limit(64)) {
+		printf("Bail out! cannot set %s\n", LIMIT_PATH);
+		exit(1);
+	}
+	status = as_nobody(lossless_limit_steps, r);
+	tap(WIFEXITED(status) && !WEXITSTATUS(status) &&
+	    r->lossless == EDQUOT && r->lossy == 0,
+	    "the per-user limit counts lossless mode's headroom: 64 records past 64 KiB lossless, within it lossy (%s, %s)",
+	    strerror(r->lossless), strerror(r->lossy));
 	if (write_limit(def))
 		printf("Bail out! cannot restore %s\n", LIMIT_PATH);
 	munmap(r, sizeof(*r));

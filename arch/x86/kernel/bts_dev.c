@@ -196,16 +196,22 @@ struct bts_file {
 static const struct ds_bts_ops bts_dev_ops;
 
 /*
- * What a thread's buffers hold, as asked: its stream, and in ring mode the
- * snapshot of it taken at its exit.
+ * What a thread's buffers hold, as asked: its consumer (the stream, with
+ * lossless mode's headroom), and in ring mode the snapshot of it taken at
+ * its exit.
  */
 static size_t bts_thread_bytes(const struct bts_file *f)
 {
-	size_t records = max(f->attach.nr_records, 2U);
+	struct ds_bts_config cfg = {
+		.nr_records	= max(f->attach.nr_records, 2U),
+		.flags		= f->attach.flags & BTS_ATTACH_LOSSLESS ?
+				  DS_BTS_LOSSLESS : 0,
+	};
+	size_t bytes = ds_bts_bytes(&cfg);
 
 	if (f->attach.mode == BTS_MODE_RING)
-		records *= 2;
-	return records * sizeof(struct bts_record);
+		bytes += cfg.nr_records * sizeof(struct bts_record);
+	return bytes;
 }
 
 /*

@@ -177,7 +177,8 @@ static int ds_set_update(struct ds_set __rcu **slot, struct ds_consumer *add,
 	unsigned int i;
 
 	/* Removal must not fail: a freed consumer would stay published. */
-	new = kzalloc(sizeof(*new), add ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL);
+	new = kzalloc(sizeof(*new), add ? GFP_KERNEL_ACCOUNT :
+					  GFP_KERNEL | __GFP_NOFAIL);
 	if (!new)
 		return -ENOMEM;
 	for (i = 0; old && i < old->nr; i++)
@@ -198,6 +199,35 @@ static int ds_set_update(struct ds_set __rcu **slot, struct ds_consumer *add,
 	if (old)
 		kfree_rcu(old, rcu);
 	return 0;
+}
+
+/*
+ * A consumer's stream: a ring shows one slot fewer than it has
+ * (ds_stream_read_last()), and lossless mode needs its headroom.
+ */
+static u32 ds_stream_slots(const struct ds_bts_config *cfg)
+{
+	u32 slots = cfg->nr_records + 1;
+
+	if (cfg->flags & DS_BTS_LOSSLESS)
+		slots += DS_LOSSLESS_HEADROOM;
+	return slots;
+}
+
+/**
+ * ds_bts_bytes() - the memory a consumer holds
+ * @cfg: its configuration, valid for ds_request_bts()
+ *
+ * Its stream, the headroom of lossless mode included, and its own
+ * structure: what a user of the layer that limits what its users make the
+ * kernel hold charges for one consumer.
+ *
+ * Return: the size in bytes.
+ */
+size_t ds_bts_bytes(const struct ds_bts_config *cfg)
+{
+	return (size_t)ds_stream_slots(cfg) * sizeof(struct bts_record) +
+	       sizeof(struct ds_consumer);
 }
 
 static int ds_check_config(const struct ds_bts_config *cfg)
@@ -267,7 +297,7 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	if (cfg->priv == DS_PRIV_USER && !ds_hw.ds_cpl)
 		return ERR_PTR(-EOPNOTSUPP);
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
 	c->cfg = *cfg;
@@ -281,10 +311,7 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	if (!c->cfg.wakeup)
 		c->cfg.wakeup = max(cfg->nr_records / 2, 1U);
 	c->limit = cfg->nr_records;
-	/* A ring shows one slot fewer than it has (ds_stream_read_last()). */
-	slots = cfg->nr_records + 1;
-	if (cfg->flags & DS_BTS_LOSSLESS)
-		slots += DS_LOSSLESS_HEADROOM;
+	slots = ds_stream_slots(cfg);
 	c->stream.buf = kvcalloc(slots, sizeof(struct bts_record),
 				 GFP_KERNEL_ACCOUNT);
 	if (!c->stream.buf) {

@@ -181,6 +181,7 @@ struct ds_bts_swapped {
 bool ds_bts_available(void);
 bool ds_kernel_recording_allowed(void);
 struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg);
+size_t ds_bts_bytes(const struct ds_bts_config *cfg);
 void ds_release_bts(struct ds_consumer *c);
 void ds_suspend_bts(struct ds_consumer *c);
 void ds_resume_bts(struct ds_consumer *c);
