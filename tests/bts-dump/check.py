@@ -870,6 +870,12 @@ def tap_check(lines, require, diag):
 # --- the slow reader (slowread.c) -------------------------------------------
 
 PSEUDO_TAG = 0x80000000
+
+
+def pseudo(typ, arg=0):
+    """A pseudo-record's from (BTS_PSEUDO())."""
+    return PSEUDO_TAG << 32 | (arg & 0xffffff) << 8 | typ
+
 ENTRY_NAMES = {0: "unknown", 1: "syscall", 2: "exception", 3: "interrupt"}
 P_KERNEL, P_LOST, P_THREAD, P_DETAIL = 1, 3, 6, 7
 ABI_NONE, ABI_X86_64, ABI_X32, X32_SYSCALL_BIT = 0, 1, 2, 1 << 30
@@ -924,6 +930,58 @@ def records_to_dicts(data):
                      flags=hex(flags))
         out.append(r)
     return out
+
+
+def raw_file_records(path):
+    """The records of a bts-dump raw file (bts-dump(1), RAW FORMAT), as
+    (stream, from, to, flags)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"BTSDUMP\n":
+        raise ValueError(f"{path}: not a bts-dump raw file")
+    off = struct.unpack_from("<I", data, 12)[0]
+    out = []
+    while off + 8 <= len(data):
+        typ, size = struct.unpack_from("<II", data, off)
+        off += 8
+        if typ == 1:
+            stream = struct.unpack_from("<I", data, off)[0]
+            for o in range(off + 8, off + size - 23, 24):
+                out.append((stream,) + struct.unpack_from("<QQQ", data, o))
+        off += size
+    return out
+
+
+PF_VECTOR, PF_USER = 14, 4
+
+
+def error_code_check(records, diag):
+    """Every page fault from user mode in a user-only stream carries its
+    error code, the user bit (4) set, in its BTS_DETAIL_KERNEL_ENTRY
+    (bts.h): the entry code moves it out of orig_ax before any C code
+    runs, which left ~0 there.  @records: raw_file_records()'s."""
+    detail, codes = {}, []
+    for stream, frm, to, _ in records:
+        if frm >> 32 != PSEUDO_TAG:
+            detail.pop(stream, None)
+            continue
+        typ, arg = frm & 0xff, (frm >> 8) & 0xffffff
+        if typ == P_THREAD:
+            continue
+        if typ == P_DETAIL:
+            if arg & 0xffff == P_KERNEL:
+                detail[stream] = to
+            continue
+        ax = detail.pop(stream, None)
+        if typ == P_KERNEL and ENTRY_NAMES.get(arg & 0xff) == "exception" \
+                and (arg >> 8) & 0xff == PF_VECTOR:
+            codes.append(ax)
+    bad = [c for c in codes if c is None or c == (1 << 64) - 1 or
+           not c & PF_USER]
+    diag(f"{len(codes)} page faults, error codes "
+         f"{sorted(set(hex(c) for c in codes if c is not None))[:8]}, "
+         f"{len(bad)} without one")
+    return bool(codes) and not bad
 
 
 def slow_status_check(line, threads, data, diag):
@@ -1321,6 +1379,18 @@ def self_test(oracle, sym, own, diag):
     expect_fn("DEBUGCTL without BTS_OFF_OS when refused", False,
               lambda: debugctl_check([DEBUGCTL_TR | DEBUGCTL_BTS], on, q))
 
+    def pf(code):
+        return [(1, pseudo(P_DETAIL, P_KERNEL), code, 0),
+                (1, pseudo(P_KERNEL, 2 | PF_VECTOR << 8), 0x401000, 0)]
+    for name, faults, good in (
+            ("page faults with their error codes",
+             pf(6) + [(1, 0x401000, 0x401010, 0)] + pf(0x14), True),
+            ("a page fault whose error code was ~0", pf(6) + pf((1 << 64) - 1),
+             False),
+            ("a page fault without its detail", pf(6) + pf(4)[1:], False),
+            ("no page fault at all", [(1, 0x401000, 0x401010, 0)], False)):
+        expect_fn(name, good, lambda: error_code_check(faults, q))
+
     quiet = [(r, c, 0) for r in range(4) for c in range(2)]
     for name, samples, attached, good in (
             ("DEBUGCTL clear on every CPU after each release", quiet,
@@ -1393,6 +1463,8 @@ def main():
     fl = sub.add_parser("filtered")
     fl.add_argument("full")
     fl.add_argument("filtered")
+    ec = sub.add_parser("error-code")
+    ec.add_argument("raw")
     rl = sub.add_parser("released")
     rl.add_argument("samples")
     rl.add_argument("attached")
@@ -1433,6 +1505,9 @@ def main():
                 sys.exit(1)
             vals.append([int(x) for x in lines])
         sys.exit(0 if debugctl_check(*vals, diag) else 1)
+    if a.cmd == "error-code":
+        sys.exit(0 if error_code_check(raw_file_records(a.raw), diag)
+                 else 1)
     if a.cmd == "released":
         with open(a.samples) as f:
             rows = [x.split() for x in f if x.strip()]

@@ -48,9 +48,10 @@ void __ds_exit_to_user_mode(struct pt_regs *regs);
 /*
  * From arch_enter_from_user_mode(): noinstr, RCU not watching yet.  No
  * call: the system call path would save registers for it, traced or not.
- * orig_ax holds the system call number as the thread passed it (an
- * exception's error code), before tracing or a sigreturn can change it;
- * int $0x80 leaves it in ax, with orig_ax -1 (DS_ENTRY_AX).
+ * orig_ax holds the system call number as the thread passed it, before
+ * tracing or a sigreturn can change it; int $0x80 leaves it in ax, with
+ * orig_ax -1 (DS_ENTRY_AX).  An exception's error code is gone from it by
+ * now (idtentry_body sets it to -1): ds_error_code_from_user_mode().
  * The entry stub's call into C left its return address right below
  * pt_regs (entry_64.S, idtentry_body; entry_SYSCALL_64 and the compat
  * entries alike); FRED's entry differs, and is left unknown.
@@ -73,6 +74,21 @@ static __always_inline void ds_enter_from_user_mode(struct pt_regs *regs)
 				   off < DS_ENTRY_AX ? kind : BTS_ENTRY_UNKNOWN;
 		t->ds_entry_from = regs->ip;
 		t->ds_entry_ax = ax;
+	}
+}
+
+/*
+ * From DEFINE_IDTENTRY_ERRORCODE and exc_page_fault(), after the entry:
+ * the exception's error code, which the entry stub passed to the handler
+ * and no longer left in orig_ax.
+ */
+static __always_inline void
+ds_error_code_from_user_mode(struct pt_regs *regs, unsigned long error_code)
+{
+	if (static_branch_unlikely(&ds_active) && user_mode(regs) &&
+	    (read_thread_flags() & _TIF_BTS_USER)) {
+		current->thread.ds_entry_ax = error_code;
+		current->thread.ds_entry_kind &= ~DS_ENTRY_AX;
 	}
 }
 
@@ -106,6 +122,8 @@ static __always_inline void ds_exit_to_user_mode(struct pt_regs *regs,
 static __always_inline void ds_enter_from_user_mode(struct pt_regs *regs) { }
 static __always_inline void ds_irq_from_user_mode(struct pt_regs *regs,
 						  u32 vector) { }
+static __always_inline void
+ds_error_code_from_user_mode(struct pt_regs *regs, unsigned long error_code) { }
 static __always_inline void ds_exit_to_user_mode(struct pt_regs *regs,
 						 unsigned long ti_work) { }
 
