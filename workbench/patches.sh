@@ -13,11 +13,21 @@ set -euo pipefail
 
 repo=$(realpath "$1")
 build=$(realpath -m "$2")
+
+# The series is signed off, and authored, by whoever generates it, as
+# git format-patch -s would: the DCO is theirs to certify.
+name=$(git -C "$repo" config user.name || true)
+email=$(git -C "$repo" config user.email || true)
+if [ -z "$name" ] || [ -z "$email" ]; then
+	echo "patches: no identity to sign the series with: git config user.name 'Your Name' && git config user.email you@example.org (the patches are authored and Signed-off-by with it)" >&2
+	exit 1
+fi
+signer="$name <$email>"
 work="$build/patches/linux"
 out="$build/patches/out"
 map="$repo/patches/overlay.map"
 tarball=/usr/src/linux-source-6.12.tar.xz
-git=(git -C "$work" -c user.name="bts workbench" -c user.email=bts@example.invalid)
+git=(git -C "$work" -c user.name="$name" -c user.email="$email")
 here=$(dirname "$(realpath "$0")")
 installed=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
 made_for=$(awk '$1 == "linux-source-6.12" { print $2 }' "$here/base-versions")
@@ -65,11 +75,13 @@ for p in $patches; do
 		cp "$repo/$f" "$work/$f"
 		"${git[@]}" add -f "$f"
 	done
-	# The quilt header is the commit: From, Subject, body up to "---".
-	author=$(sed -n 's/^From: //p' "$repo/patches/$p" | head -1)
-	sed -n -e '/^---$/q' -e '/^From: /d' -e 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//' \
+	# The quilt header is the commit: Subject and body up to "---"; the
+	# placeholder author and sign-off of patches/ become the signer's.
+	sed -n -e '/^---$/q' -e '/^From: /d' \
+		-e '/^Signed-off-by: .*@example\.invalid>$/d' \
+		-e 's/^Subject: \(\[PATCH[^]]*\] \)\{0,1\}//' \
 		-e 'p' "$repo/patches/$p" >"$build/patches/msg"
-	"${git[@]}" commit -q --author="$author" -F "$build/patches/msg"
+	"${git[@]}" commit -q -s --author="$signer" -F "$build/patches/msg"
 done
 
 rm -rf "$out"
