@@ -85,5 +85,16 @@ for p in $patches; do
 done
 
 rm -rf "$out"
-"${git[@]}" format-patch -q --base=base -o "$out" base..series
+"${git[@]}" format-patch -q --cover-letter --base=base -o "$out" base..series
+# The cover letter: patches/cover-letter.txt's first line is its subject,
+# the rest its text, in place of format-patch's placeholders.
+cover=$(ls "$out"/0000-cover-letter.patch)
+python3 - "$cover" "$repo/patches/cover-letter.txt" <<'EOF'
+import sys
+cover, text = sys.argv[1], open(sys.argv[2]).read().split("\n", 1)
+s = open(cover).read()
+s = s.replace("*** SUBJECT HERE ***", text[0], 1)
+s = s.replace("*** BLURB HERE ***", text[1].strip("\n"), 1)
+open(cover, "w").write(s)
+EOF
 ls "$out"
