@@ -158,6 +158,9 @@ void arch_exec_mapped(struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_EXEC) || vma->vm_mm != current->mm ||
 	    !ds_maps_wanted())
 		return;
+	/* The build ID and the path cost: only for a stream that takes them. */
+	if (!ds_task_takes_maps(current))
+		return;
 	m = kmalloc(sizeof(*m), GFP_KERNEL);
 	if (!m) {
 		bare = (struct bts_record) {
