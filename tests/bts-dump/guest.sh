@@ -35,6 +35,8 @@
 #                   a process of one's own, and to one of root's
 #   abi/*           BUILD/abi (abi.c), the ABI rules of /dev/bts, as root
 #                   and as the unprivileged user
+#   paranoid/WHO    calls traced by nobody, nobody with CAP_PERFMON and
+#                   root while kernel.perf_event_paranoid is 3
 #   maps/nobody     BUILD/maps (maps.c), the address-space annotations
 #                   of a traced child, as the unprivileged user
 #   comm/nobody     BUILD/comm (comm.c), the thread names in the streams
@@ -238,6 +240,20 @@ step abi/nobody "${as_nobody[@]}" timeout 120 "$build/abi" "$root" \
 	/usr/bin/mount
 kill "$root"
 wait "$own" "$root"
+# kernel.perf_event_paranoid above 2 (Debian's default): no /dev/bts for
+# the unprivileged user, whom bts-dump tells why; CAP_PERFMON and root
+# still trace.
+dir paranoid || exit 125
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+echo 3 >/proc/sys/kernel/perf_event_paranoid || exit 125
+step paranoid/nobody "${as_nobody[@]}" "${run_env[@]}" "$dump" \
+	--format=jsonl -o "$res/paranoid/nobody.jsonl" -- "$progs/calls"
+step paranoid/perfmon "${as_nobody[@]}" --inh-caps=+perfmon \
+	--ambient-caps=+perfmon "${run_env[@]}" "$dump" \
+	--format=jsonl -o "$res/paranoid/perfmon.jsonl" -- "$progs/calls"
+step paranoid/root "${run_env[@]}" "$dump" \
+	--format=jsonl -o "$res/paranoid/root.jsonl" -- "$progs/calls"
+echo "$paranoid" >/proc/sys/kernel/perf_event_paranoid || exit 125
 dir maps || exit 125
 step maps/nobody "${as_nobody[@]}" timeout 120 "$build/maps"
 dir comm || exit 125

@@ -22,6 +22,9 @@
 #   reregister/dump  --markers='bts_test_*'             -> dump.jsonl
 #   m32/dump         --markers='bts_test_*', a 32-bit writer -> dump.jsonl
 #   nobody/dump      markers, as the unprivileged user  -> dump.jsonl
+#   nobody/formats   formats.c as the unprivileged user, asking for its
+#                    own event's format and root's bts_test_secret's
+#                    (its id in secret.id)
 #   selftests/T      the kernel's own user_events selftests
 #                    (tools/testing/selftests/user_events), T.out their TAP
 #                    (T.first.out: abi_test's first run on the debug
@@ -134,6 +137,16 @@ chmod 0711 /sys/kernel/tracing &&
 step nobody/dump "${as_nobody[@]}" "${run_env[@]}" "$dump" \
 	--format=jsonl --markers='bts_test_*' -o "$res/nobody/dump.jsonl" \
 	-- "$progs/markers"
+# BTS_IOC_EVENT_FORMAT tells the formats of the events whose markers the
+# file carried, no other: root's event, which no traced process wrote,
+# stays as hidden as tracefs keeps it.
+d=/sys/kernel/tracing
+echo 'u:bts_test_secret u64 key' >>"$d/dynamic_events" &&
+	cat "$d/events/user_events/bts_test_secret/id" \
+		>"$res/nobody/secret.id" || exit 125
+step nobody/formats "${as_nobody[@]}" timeout 60 "$progs/formats" \
+	"$(cat "$res/nobody/secret.id")" 4096
+echo '!u:bts_test_secret u64 key' >>"$d/dynamic_events" || exit 125
 
 # until FILE PATTERN: wait (10 s at most) for PATTERN in FILE.
 until_in()

@@ -695,6 +695,20 @@ static int read_stream(struct live *lv, size_t idx)
 	return lv->out->records(lv->out, idx, lv->buf, n);
 }
 
+/* kernel.perf_event_paranoid, or INT_MIN if it cannot be read */
+static int perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = INT_MIN;
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = INT_MIN;
+		fclose(f);
+	}
+	return level;
+}
+
 int open_dev(void)
 {
 	int fd = open(BTS_DEV, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -704,8 +718,13 @@ int open_dev(void)
 	if (errno == ENOENT || errno == ENODEV || errno == ENXIO)
 		warnx("this kernel has no BTS branch tracing (" BTS_DEV
 		      " missing); boot the bts kernel on a CPU with BTS");
-	else if (errno == EACCES)
+	else if (errno == EACCES && access(BTS_DEV, R_OK))
 		warnx(BTS_DEV ": permission denied (the device's mode does not let you read it)");
+	else if (errno == EACCES && perf_paranoid() > 2)
+		warnx(BTS_DEV ": unprivileged branch tracing is off (kernel.perf_event_paranoid=%d); an administrator can allow it with 'sysctl kernel.perf_event_paranoid=2', or run this with CAP_PERFMON",
+		      perf_paranoid());
+	else if (errno == EACCES)
+		warnx(BTS_DEV ": permission denied by the security policy (its perf_event rules)");
 	else
 		warn(BTS_DEV);
 	return -1;

@@ -23,9 +23,11 @@
 #include <linux/init.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
+#include <linux/perf_event.h>
 #include <linux/pid_namespace.h>
 #include <linux/poll.h>
 #include <linux/ptrace.h>
+#include <linux/security.h>
 #include <linux/sizes.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
@@ -34,6 +36,7 @@
 #include <linux/uaccess.h>
 #include <linux/user_events.h>
 #include <linux/wait.h>
+#include <linux/xarray.h>
 #include <asm/ds.h>
 
 struct bts_file;
@@ -173,6 +176,9 @@ struct bts_thread {
  *	in @threads
  * @markers: BTS_ATTACH_MARKERS: the subscription to the events, or NULL
  * @markers_glob: the names of those events, for the consumers' config
+ * @marker_events: the events of the markers the reader got, indexed by
+ *	generation (unique to an event), their ids as values: the only ones
+ *	whose formats BTS_IOC_EVENT_FORMAT gives (bts_note_markers())
  */
 struct bts_file {
 	struct mutex		lock;		/* see the comment at the top */
@@ -191,6 +197,7 @@ struct bts_file {
 	u32			threads_gone;
 	struct user_event_markers *markers;
 	char			*markers_glob;
+	struct xarray		marker_events;
 };
 
 static const struct ds_bts_ops bts_dev_ops;
@@ -462,33 +469,73 @@ static bool bts_finished(struct bts_file *f)
 	return ret;
 }
 
-/* A read in progress: where it copies to, and how much room is left. */
+/*
+ * A read in progress: where it copies to, how much room is left, and why
+ * it stopped short (-EFAULT, -ENOMEM).
+ */
 struct bts_reader {
+	struct bts_file			*file;
 	struct bts_record __user	*buf;
 	size_t				room;
 	size_t				copied;
+	int				error;
 };
 
 /*
+ * The events of the markers among @recs, which go to the reader: it may
+ * ask for their formats now (BTS_IOC_EVENT_FORMAT), and for no others.
+ * What user_events keeps of an event would otherwise let anyone with a
+ * subscription to "*" list every event on the system and its format,
+ * which tracefs shows to its group only.  Context: the file's lock.
+ * Return: how many of @recs may go out: all, unless there was no memory
+ * to note an event.
+ */
+static size_t bts_note_markers(struct bts_file *f, const struct bts_record *recs,
+			       size_t nr)
+{
+	size_t i;
+
+	if (!f->markers)
+		return nr;
+	for (i = 0; i < nr; i++) {
+		u64 from = recs[i].from;
+
+		if (!BTS_RECORD_IS_PSEUDO(from) ||
+		    BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_MARKER)
+			continue;
+		if (xa_is_err(xa_store(&f->marker_events,
+				       BTS_MARKER_GEN(recs[i].flags),
+				       xa_mk_value(BTS_MARKER_ID(recs[i].flags)),
+				       GFP_KERNEL_ACCOUNT)))
+			break;
+	}
+	return i;
+}
+
+/*
  * Copy @nr records to the reader; on a fault, the whole records before it
- * are the reader's.  Return: how many records were copied.
+ * are the reader's.  Return: how many records were copied; fewer than @nr
+ * with @r->error set.
  */
 static size_t bts_put_some(struct bts_reader *r, const struct bts_record *recs,
 			   size_t nr)
 {
+	size_t noted = bts_note_markers(r->file, recs, nr);
 	size_t left = copy_to_user(r->buf + r->copied, recs,
-				   nr * sizeof(*recs));
+				   noted * sizeof(*recs));
+	size_t put = noted - DIV_ROUND_UP(left, sizeof(*recs));
 
-	nr -= DIV_ROUND_UP(left, sizeof(*recs));
-	r->copied += nr;
-	r->room -= nr;
-	return nr;
+	if (put < nr)
+		r->error = left ? -EFAULT : -ENOMEM;
+	r->copied += put;
+	r->room -= put;
+	return put;
 }
 
 static int bts_put(struct bts_reader *r, const struct bts_record *recs,
 		   size_t nr)
 {
-	return bts_put_some(r, recs, nr) == nr ? 0 : -EFAULT;
+	return bts_put_some(r, recs, nr) == nr ? 0 : r->error;
 }
 
 static int bts_put_thread(struct bts_reader *r, struct bts_thread *t,
@@ -558,7 +605,7 @@ static int bts_read_stream(struct bts_file *f, struct bts_reader *r,
 			put += bts_put_some(r, runs[1], nrs[1]);
 		ds_discard_bts(t->consumer, put);
 		if (put < got)
-			return -EFAULT;
+			return r->error;
 	}
 }
 
@@ -578,7 +625,7 @@ static int bts_read_snapshot(struct bts_file *f, struct bts_reader *r,
 	nr = min_t(size_t, r->room, t->nr_last - t->read_last);
 	put = bts_put_some(r, t->last + t->read_last, nr);
 	t->read_last += put;
-	return put < nr ? -EFAULT : 0;
+	return put < nr ? r->error : 0;
 }
 
 /*
@@ -709,6 +756,7 @@ static ssize_t bts_dev_read(struct file *file, char __user *buf, size_t len,
 {
 	struct bts_file *f = file->private_data;
 	struct bts_reader r = {
+		.file	= f,
 		.buf	= (struct bts_record __user *)buf,
 		.room	= len / sizeof(struct bts_record),
 	};
@@ -753,10 +801,32 @@ static __poll_t bts_dev_poll(struct file *file, poll_table *pt)
 	return mask;
 }
 
+/*
+ * A file gives what perf_event_open() gives for a user-only branch event
+ * on a thread one may ptrace, so the administrator's perf knobs decide
+ * who may open one: kernel.perf_event_paranoid above 2 (Debian's default,
+ * CONFIG_SECURITY_PERF_EVENTS_RESTRICT) allows no unprivileged perf use,
+ * and no /dev/bts file either, and the LSM's perf_event policy applies.
+ * This matters beyond the trace itself: a traced thread holds perf's
+ * LBR/BTS/PT exclusion (x86_add_exclusive()) system-wide, as an
+ * unprivileged perf user's LBR event holds it against BTS and PT.
+ */
+static int bts_dev_may_open(void)
+{
+	if (perf_paranoid_any() && !perfmon_capable())
+		return -EACCES;
+	return security_perf_event_open(PERF_SECURITY_OPEN);
+}
+
 static int bts_dev_open(struct inode *inode, struct file *file)
 {
-	struct bts_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	struct bts_file *f;
+	int ret;
 
+	ret = bts_dev_may_open();
+	if (ret)
+		return ret;
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
 	f->user = bts_user_get();
@@ -769,6 +839,7 @@ static int bts_dev_open(struct inode *inode, struct file *file)
 	spin_lock_init(&f->threads_lock);
 	INIT_LIST_HEAD(&f->threads);
 	init_waitqueue_head(&f->wait);
+	xa_init(&f->marker_events);
 	f->ns = get_pid_ns(task_active_pid_ns(current));
 	file->private_data = f;
 	return stream_open(inode, file);
@@ -888,6 +959,7 @@ static int bts_dev_release(struct inode *inode, struct file *file)
 		bts_thread_free(t);
 	}
 	bts_markers_put(f);
+	xa_destroy(&f->marker_events);
 	bts_user_put(f->user);
 	put_pid_ns(f->ns);
 	kfree(f);
@@ -1149,7 +1221,7 @@ static long bts_ioctl_snapshot(struct bts_file *f,
 	if (!last)
 		goto unlock;
 	nr = ds_read_last_bts(c, last, nr);
-	ret = 0;
+	ret = bts_note_markers(f, last, nr) == nr ? 0 : -ENOMEM;
 unlock:
 	mutex_unlock(&f->lock);
 	if (!ret && (copy_to_user(u64_to_user_ptr(s.records), last,
@@ -1176,6 +1248,9 @@ static long bts_ioctl_event_format(struct bts_file *f,
 	mutex_lock(&f->lock);
 	len = -EINVAL;
 	if (!f->markers)
+		goto unlock;
+	len = -ENOENT;
+	if (xa_load(&f->marker_events, e.gen) != xa_mk_value(e.id))
 		goto unlock;
 	len = -ENOMEM;
 	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
@@ -1237,7 +1312,10 @@ static const struct file_operations bts_dev_fops = {
 	.compat_ioctl	= compat_ptr_ioctl,
 };
 
-/* Anyone may open it: attaching checks the right to ptrace the thread. */
+/*
+ * Anyone the perf knobs allow may open it (bts_dev_may_open()); attaching
+ * checks the right to ptrace the thread.
+ */
 static struct miscdevice bts_dev = {
 	.minor	= MISC_DYNAMIC_MINOR,
 	.name	= "bts",

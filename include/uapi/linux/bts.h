@@ -295,7 +295,9 @@ enum bts_entry_kind {
 /*
  * /dev/bts: user-only branch traces of threads, for their owner.
  *
- * open() the device, attach it to a thread with BTS_IOC_ATTACH, read()
+ * open() the device (-EACCES without CAP_PERFMON where sysctl
+ * kernel.perf_event_paranoid is above 2, as for perf_event_open()),
+ * attach it to a thread with BTS_IOC_ATTACH, read()
  * struct bts_record from it (each thread's records after a THREAD record
  * naming it), poll() for records.  A file traces one thread, or with
  * BTS_ATTACH_INHERIT that thread and every thread and process it creates
@@ -353,7 +355,8 @@ enum bts_attach_mode {
  * @markers matches, each exactly between the branches before the write
  * and those after it.  Those events are enabled in the traced processes
  * (their enable bit set), and only there, for as long as they are traced.
- * BTS_IOC_EVENT_FORMAT tells how to read a payload.  A kernel without
+ * BTS_IOC_EVENT_FORMAT tells how to read a payload, for the events of
+ * markers the file gave the reader.  A kernel without
  * user_events (CONFIG_USER_EVENTS_BTS) refuses the flag with -EOPNOTSUPP.
  */
 #define BTS_ATTACH_MARKERS	(1U << 3)
