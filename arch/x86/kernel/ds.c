@@ -621,6 +621,7 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 	struct bts_record rec;
 	unsigned int i, n;
 
+	lockdep_assert_irqs_disabled();
 	/*
 	 * Nobody traces this CPU, @prev or @next, and the hardware is off:
 	 * there is nothing to drain, and it stays off.  (It may be on for
@@ -696,6 +697,7 @@ static void ds_stage_crossing(const struct bts_record *rec, unsigned int nr)
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	unsigned int i, n;
 
+	lockdep_assert_irqs_disabled();
 	if (dc->st.mode != DS_STATE_SPLAY)
 		return;
 	n = ds_streams(dc, current, cons);
@@ -769,6 +771,7 @@ void __ds_exit_to_user_mode(struct pt_regs *regs)
 {
 	struct bts_record rec[DS_KERNEL_TIME_RECORDS];
 
+	lockdep_assert_irqs_disabled();
 	ds_kernel_time(regs->ip, rec);
 	/* The next stretch is unseen until an entry says otherwise. */
 	ds_entry_unseen(&current->thread);
@@ -787,6 +790,7 @@ void ds_sync_local(void *unused)
 {
 	struct ds_state *s = this_cpu_ptr(&ds_cpu.st);
 
+	lockdep_assert_irqs_disabled();
 	ds_state_pause(s);
 	/* A hardware ring too: its consumer is about to look. */
 	ds_state_drain(s, current);

@@ -78,6 +78,7 @@ static bool ds_taken_here(struct ds_cpu *dc, u32 flag)
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
 	unsigned int i, n;
 
+	lockdep_assert_irqs_disabled();
 	n = dc->st.mode != DS_STATE_OFF ? ds_streams(dc, current, cons) : 0;
 	for (i = 0; i < n; i++)
 		if (cons[i]->cfg.flags & flag)

@@ -101,6 +101,7 @@ static void ds_end_kernel_time(const struct ds_set *set)
 	struct bts_record rec[DS_KERNEL_TIME_RECORDS];
 	unsigned int i, j;
 
+	lockdep_assert_irqs_disabled();
 	ds_kernel_time(0, rec);
 	for (i = 0; i < set->nr; i++) {
 		struct ds_consumer *c = set->c[i];
