@@ -252,7 +252,7 @@ static const struct ds_entry_point *ds_entry_point_of(unsigned long ret)
  * Clear the layer's DEBUGCTL bits with the value just read, for a hold on
  * the hot paths (NMI, the crossing record at each return to user mode).
  */
-static u64 ds_hw_stop(struct ds_state *s)
+u64 ds_hw_stop(struct ds_state *s)
 {
 	unsigned long dbg = get_debugctlmsr();
 	u64 bits = dbg & DS_DEBUGCTL_OWNED;
@@ -268,7 +268,7 @@ static u64 ds_hw_stop(struct ds_state *s)
  * found before the NMI returns, so an NMI between the read and the write
  * here is not undone by the write.
  */
-static void ds_hw_write(struct ds_state *s, u64 bits)
+void ds_hw_write(struct ds_state *s, u64 bits)
 {
 	unsigned long dbg;
 
@@ -356,8 +356,7 @@ static void ds_produced(struct ds_consumer **cons, unsigned int n)
  * hardware then writes it as a ring, and no record is copied, filtered or
  * interrupted for until the consumer reads or the mix changes.
  */
-static struct ds_stream *ds_hw_ring(struct ds_state *s,
-				    struct task_struct *task)
+struct ds_stream *ds_hw_ring(struct ds_state *s, struct task_struct *task)
 {
 	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS], *c;
@@ -382,8 +381,7 @@ static struct ds_stream *ds_hw_ring(struct ds_state *s,
  * a user-only consumer: its memory would get the kernel ends of the
  * branches into the kernel, which only the staging buffers may hold.
  */
-static struct ds_consumer *ds_hw_lender(struct ds_state *s,
-					struct task_struct *task)
+struct ds_consumer *ds_hw_lender(struct ds_state *s, struct task_struct *task)
 {
 	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS], *c;
@@ -421,8 +419,8 @@ static int ds_windows_get(void *data, u64 *val)
 
 DEFINE_DEBUGFS_ATTRIBUTE(ds_windows_fops, ds_windows_get, NULL, "%llu\n");
 
-static bool ds_hw_window(struct ds_state *s, struct ds_consumer *c,
-			 u32 written, bool overran, struct ds_bts_window *next)
+bool ds_hw_window(struct ds_state *s, struct ds_consumer *c, u32 written,
+		  bool overran, struct ds_bts_window *next)
 {
 	bool lent = c->cfg.ops->window(c, c->cfg.data, written, overran, next);
 
@@ -480,8 +478,8 @@ DEFINE_DEBUGFS_ATTRIBUTE(ds_audit_fops, ds_audit_get, ds_audit_set,
 			 "%llu\n");
 
 /* Splay the staged records into @task's and the CPU's streams. */
-static void ds_hw_splay(struct ds_state *s, struct task_struct *task,
-			const struct bts_record *recs, u32 nr, bool overran)
+void ds_hw_splay(struct ds_state *s, struct task_struct *task,
+		 const struct bts_record *recs, u32 nr, bool overran)
 {
 	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
 	struct ds_stream *streams[2 * DS_MAX_CONSUMERS];
@@ -513,7 +511,7 @@ void ds_entry_unseen(struct thread_struct *t)
  * current, goes by TIF_BTS_USER from here on, until an exit to user mode
  * finds no such consumer (ds_stage_crossing()).
  */
-static u64 ds_hw_wanted(struct ds_state *s, struct task_struct *task)
+u64 ds_hw_wanted(struct ds_state *s, struct task_struct *task)
 {
 	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
@@ -532,15 +530,6 @@ static u64 ds_hw_wanted(struct ds_state *s, struct task_struct *task)
 	return ds_debugctl_for(privs, ds_hw.ds_cpl);
 }
 
-static const struct ds_state_ops ds_hw_ops = {
-	.stop	= ds_hw_stop,
-	.write	= ds_hw_write,
-	.wanted	= ds_hw_wanted,
-	.ring	= ds_hw_ring,
-	.lender	= ds_hw_lender,
-	.window	= ds_hw_window,
-	.splay	= ds_hw_splay,
-};
 
 /**
  * __ds_nmi_enter() - stop tracing for an NMI
@@ -1025,7 +1014,7 @@ static int ds_cpu_up(unsigned int cpu)
 			       (unsigned long)cea + DS_STAGING_SIZE);
 	dc->pages = pages;
 	dc->ds = ds_area(cpu);
-	ds_state_init(&dc->st, &ds_hw_ops, (struct ds_bts_area *)dc->ds, cea,
+	ds_state_init(&dc->st, NULL, (struct ds_bts_area *)dc->ds, cea,
 		      DS_STAGING_RECORDS, DS_BTS_PMI_SLACK);
 	return smp_call_function_single(cpu, ds_arm_fn, NULL, 1);
 }

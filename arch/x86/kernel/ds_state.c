@@ -47,7 +47,7 @@ static void ds_state_write(struct ds_state *s, u64 bits)
 {
 	if (unlikely(READ_ONCE(s->frozen)))
 		bits = 0;
-	s->ops->write(s, bits);
+	ds_state_op(s, write, bits);
 	barrier();
 	s->bits = bits;
 }
@@ -62,7 +62,7 @@ static u64 ds_state_wanted(struct ds_state *s, struct task_struct *task)
 
 	if (s->mode == DS_STATE_OFF)
 		return 0;
-	bits = s->ops->wanted(s, task);
+	bits = ds_state_op(s, wanted, task);
 	if (s->mode == DS_STATE_RING)
 		bits &= ~DS_DEBUGCTL_BTINT;
 	return bits;
@@ -71,7 +71,7 @@ static u64 ds_state_wanted(struct ds_state *s, struct task_struct *task)
 /**
  * ds_state_init() - give a CPU's state its hardware and staging buffer
  * @s:     the state, DS_STATE_OFF and not paused
- * @ops:   the CPU's hardware and consumers
+ * @ops:   the model's hardware and consumers, or NULL: the CPU's (ds.c)
  * @area:  the BTS fields of the CPU's DS save area
  * @buf:   the staging buffer, 2 * @nr records
  * @nr:    records per sub-buffer
@@ -81,7 +81,9 @@ void ds_state_init(struct ds_state *s, const struct ds_state_ops *ops,
 		   struct ds_bts_area *area, struct bts_record *buf, u32 nr,
 		   u32 slack)
 {
+#ifdef DS_STATE_MODEL
 	s->ops = ops;
+#endif
 	s->area = area;
 	ds_staging_init(&s->staging, buf, nr, slack);
 }
@@ -132,7 +134,7 @@ void ds_state_restart(struct ds_state *s, u64 bits)
  */
 u64 ds_state_hold(struct ds_state *s)
 {
-	u64 bits = s->ops->stop(s);
+	u64 bits = ds_state_op(s, stop);
 
 	barrier();
 	s->pause++;
@@ -191,7 +193,7 @@ static void ds_state_splay_drain(struct ds_state *s, struct task_struct *task)
 	barrier();
 	s->pmi_gen++;
 	/* Even without records: a stream may owe a loss record. */
-	s->ops->splay(s, task, recs, nr, overran);
+	ds_state_op(s, splay, task, recs, nr, overran);
 }
 
 /*
@@ -209,7 +211,7 @@ static void ds_state_direct_leave(struct ds_state *s,
 	} else {
 		ds_state_pmi_owed(s);
 		written = ds_state_window_written(s->area, &overran);
-		s->ops->window(s, s->lender, written, overran, NULL);
+		ds_state_op(s, window, s->lender, written, overran, NULL);
 		ds_staging_arm(&s->staging, s->area);
 		barrier();
 		s->pmi_gen++;
@@ -228,7 +230,7 @@ static void ds_state_direct_enter(struct ds_state *s,
 {
 	struct ds_bts_window w;
 
-	if (!s->ops->window(s, lender, 0, false, &w) ||
+	if (!ds_state_op(s, window, lender, 0, false, &w) ||
 	    !ds_state_window_arm(s, &w))
 		return;
 	s->lender = lender;
@@ -317,9 +319,10 @@ void ds_state_unpause(struct ds_state *s, struct task_struct *task)
 	u64 bits = 0;
 
 	if (s->pause == 1 && s->mode != DS_STATE_OFF) {
-		struct ds_consumer *lender = s->ops->lender(s, task);
-		struct ds_stream *ring = lender ? NULL : s->ops->ring(s, task);
+		struct ds_consumer *lender = ds_state_op(s, lender, task);
+		struct ds_stream *ring;
 
+		ring = lender ? NULL : ds_state_op(s, ring, task);
 		if (!(ring && ring == s->ring) &&
 		    !(lender && lender == s->lender && !s->spent)) {
 			ds_state_drain(s, task);
@@ -359,7 +362,7 @@ void ds_state_release(struct ds_state *s, struct task_struct *task, u64 bits,
 		      bool changed)
 {
 	if (s->pause == 1 && s->mode != DS_STATE_OFF &&
-	    (changed || (!ds_state_lent(s) && s->ops->lender(s, task)))) {
+	    (changed || (!ds_state_lent(s) && ds_state_op(s, lender, task)))) {
 		ds_state_unpause(s, task);
 		return;
 	}
@@ -501,7 +504,7 @@ static void ds_state_window_next(struct ds_state *s)
 
 	ds_state_pmi_owed(s);
 	written = ds_state_window_written(s->area, &overran);
-	lent = s->ops->window(s, s->lender, written, overran, &w);
+	lent = ds_state_op(s, window, s->lender, written, overran, &w);
 	if (!lent || !ds_state_window_arm(s, &w)) {
 		ds_staging_arm(&s->staging, s->area);
 		s->spent = true;

@@ -2,8 +2,9 @@
 /*
  * A CPU's BTS hardware as the DS layer drives it: the state machine, in
  * the hardware-free core.  ds.c gives it the hardware (DEBUGCTL) and the
- * consumers through struct ds_state_ops; the userspace harness and KUnit
- * give it a model of the hardware that can raise an NMI at every step.
+ * consumers, its ds_hw_*() functions, which the kernel calls directly; the
+ * userspace harness and KUnit give it a model of the hardware that can
+ * raise an NMI at every step, through struct ds_state_ops.
  */
 #ifndef __X86_KERNEL_DS_STATE_H
 #define __X86_KERNEL_DS_STATE_H
@@ -54,6 +55,18 @@ enum ds_state_mode {
 
 struct ds_state;
 
+/*
+ * DS_STATE_MODEL: a state may be the model's (ds_state_test.c), in the
+ * harness and in a kernel with the KUnit suite; a state without ops is
+ * the hardware's.  Otherwise there is only the hardware, and no indirect
+ * call in the NMI paths.
+ */
+#ifndef __KERNEL__
+#define DS_STATE_MODEL
+#elif IS_ENABLED(CONFIG_X86_DS_KUNIT_TEST)
+#define DS_STATE_MODEL
+#endif
+
 /**
  * struct ds_state_ops - what the state machine needs from its CPU
  * @stop: clear DEBUGCTL's bits the layer owns (DS_DEBUGCTL_OWNED),
@@ -92,7 +105,8 @@ struct ds_state_ops {
 
 /**
  * struct ds_state - a CPU's hardware state
- * @ops: the CPU's hardware and consumers
+ * @ops: the model's hardware and consumers (DS_STATE_MODEL), or NULL for
+ *	the CPU's
  * @area: the BTS fields of the CPU's DS save area
  * @staging: the staging buffer the hardware writes in @area
  * @mode: enum ds_state_mode
@@ -121,7 +135,9 @@ struct ds_state_ops {
  * Only the CPU itself changes it, with interrupts off or in NMI.
  */
 struct ds_state {
+#ifdef DS_STATE_MODEL
 	const struct ds_state_ops	*ops;
+#endif
 	struct ds_bts_area		*area;
 	struct ds_staging		staging;
 	u8				mode;
@@ -138,6 +154,27 @@ struct ds_state {
 	bool				frozen;
 	u64				bits;
 };
+
+/* The CPU's side of struct ds_state_ops, in ds.c; the harness has none. */
+u64 ds_hw_stop(struct ds_state *s);
+void ds_hw_write(struct ds_state *s, u64 bits);
+u64 ds_hw_wanted(struct ds_state *s, struct task_struct *task);
+struct ds_stream *ds_hw_ring(struct ds_state *s, struct task_struct *task);
+struct ds_consumer *ds_hw_lender(struct ds_state *s, struct task_struct *task);
+bool ds_hw_window(struct ds_state *s, struct ds_consumer *lender,
+		  u32 written, bool overran, struct ds_bts_window *next);
+void ds_hw_splay(struct ds_state *s, struct task_struct *task,
+		 const struct bts_record *recs, u32 nr, bool overran);
+
+#ifndef __KERNEL__
+#define ds_state_op(s, op, ...)	((s)->ops->op((s), ##__VA_ARGS__))
+#elif defined(DS_STATE_MODEL)
+#define ds_state_op(s, op, ...)						\
+	((s)->ops ? (s)->ops->op((s), ##__VA_ARGS__) :			\
+		    ds_hw_##op((s), ##__VA_ARGS__))
+#else
+#define ds_state_op(s, op, ...)	ds_hw_##op((s), ##__VA_ARGS__)
+#endif
 
 void ds_state_init(struct ds_state *s, const struct ds_state_ops *ops,
 		   struct ds_bts_area *area, struct bts_record *buf, u32 nr,
