@@ -37,6 +37,10 @@
 #                   and as the unprivileged user
 #   paranoid/WHO    calls traced by nobody, nobody with CAP_PERFMON and
 #                   root while kernel.perf_event_paranoid is 3
+#   memcg/*         bts-dump -p, in cgroup bts-tracer, of a shell in
+#                   bts-traced that forks 16 sleepers: each cgroup's
+#                   memory.current before (C.before) and while they run
+#                   (C.after), and the processes then in bts-traced (procs)
 #   maps/nobody     BUILD/maps (maps.c), the address-space annotations
 #                   of a traced child, as the unprivileged user
 #   comm/nobody     BUILD/comm (comm.c), the thread names in the streams
@@ -254,6 +258,52 @@ step paranoid/perfmon "${as_nobody[@]}" --inh-caps=+perfmon \
 step paranoid/root "${run_env[@]}" "$dump" \
 	--format=jsonl -o "$res/paranoid/root.jsonl" -- "$progs/calls"
 echo "$paranoid" >/proc/sys/kernel/perf_event_paranoid || exit 125
+
+# Memory cgroups: the streams of the processes a traced one forks are
+# charged to the tracer's cgroup, not to the traced one's, whose fork
+# allocates them.  The traced shell forks 16 sleepers once bts-dump -p
+# traces it; memory.current of both cgroups before, and while the
+# sleepers run (each has a stream of 65536 records, 1.5 MiB).
+dir memcg || exit 125
+cg=/sys/fs/cgroup
+{ mountpoint -q "$cg" || mount -t cgroup2 none "$cg"; } &&
+	echo +memory >"$cg/cgroup.subtree_control" &&
+	mkdir -p "$cg/bts-tracer" "$cg/bts-traced" || exit 125
+fifo=/tmp/bts-dump-memcg
+rm -f "$fifo"
+mkfifo -m 0600 "$fifo" || exit 125
+sh -c 'echo $$ >"$1/cgroup.procs" && read -r x <"$2" &&
+	for i in $(seq 16); do sleep 10 & done; wait' sh \
+	"$cg/bts-traced" "$fifo" &
+traced=$!
+for _ in $(seq 100); do
+	grep -qx "$traced" "$cg/bts-traced/cgroup.procs" && break
+	sleep 0.1
+done
+step memcg/dump sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
+	sh "$cg/bts-tracer" timeout 120 "$dump" -p "$traced" --progress \
+	--size 65536 --format=raw -o /dev/null &
+memcg_dump=$!
+for _ in $(seq 300); do
+	grep -q ' 1 threads' "$res/memcg/dump.err" 2>/dev/null && break
+	sleep 0.1
+done
+for c in tracer traced; do
+	cat "$cg/bts-$c/memory.current" >"$res/memcg/$c.before"
+done
+echo x >"$fifo"
+for _ in $(seq 100); do
+	[ "$(grep -c . "$cg/bts-traced/cgroup.procs")" -ge 17 ] && break
+	sleep 0.1
+done
+sleep 1
+for c in tracer traced; do
+	cat "$cg/bts-$c/memory.current" >"$res/memcg/$c.after"
+done
+grep -c . "$cg/bts-traced/cgroup.procs" >"$res/memcg/procs"
+wait "$traced" "$memcg_dump"
+rm -f "$fifo"
+rmdir "$cg/bts-tracer" "$cg/bts-traced"
 dir maps || exit 125
 step maps/nobody "${as_nobody[@]}" timeout 120 "$build/maps"
 dir comm || exit 125

@@ -14,15 +14,18 @@
 #define pr_fmt(fmt) "x86/ds: " fmt
 
 #include <linux/cpu.h>
+#include <linux/memcontrol.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
+
 
 #include <asm/ds.h>
 
@@ -115,6 +118,7 @@ static void ds_end_kernel_time(const struct ds_set *set)
 
 static void ds_consumer_free(struct ds_consumer *c)
 {
+	mem_cgroup_put(c->memcg);
 	kvfree(c->stream.buf);
 	kfree(c->cfg.markers);
 	kfree(c);
@@ -257,28 +261,52 @@ static int ds_check_config(const struct ds_bts_config *cfg)
 	return 0;
 }
 
-/**
- * ds_request_bts() - start tracing branches for a consumer
- * @cfg: scope, filter, mode, size and callbacks
- *
- * Records flow once this returns (unless DS_BTS_SUSPENDED).  A task scope
- * takes a reference on the task; the trace survives exec, and its children
- * are traced only with DS_BTS_INHERIT.  A CPU scope records only while the CPU is
- * online.
- *
- * Context: process, may sleep.
- * Return: the consumer, or an ERR_PTR(): -EOPNOTSUPP without BTS (or,
- * for a user-only consumer, without DS-CPL), -EINVAL
- * for a bad @cfg, -EACCES for kernel-mode recording that
- * ds_kernel_recording_allowed() refuses, -EBUSY while the CPU or task has
- * DS_MAX_CONSUMERS consumers,
- * -ENOMEM (also for a CPU scope whose CPU has no staging buffer).
+/*
+ * A consumer and its stream, charged to @memcg, which it keeps for the
+ * consumers made from it for the children of its task (ds_fork_thread()):
+ * the requester pays for every stream its trace comes to hold, not the
+ * traced process, whose fork allocates them.  Return: NULL without memory.
  */
-struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
+static struct ds_consumer *ds_consumer_alloc(const struct ds_bts_config *cfg,
+					     struct mem_cgroup *memcg)
+{
+	struct mem_cgroup *old = set_active_memcg(memcg);
+	u32 slots = ds_stream_slots(cfg);
+	struct ds_consumer *c;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	if (!c)
+		goto out;
+	c->cfg = *cfg;
+	/* Cannot fail: the caller holds @memcg. */
+	if (mem_cgroup_tryget(memcg))
+		c->memcg = memcg;
+	if (cfg->markers) {
+		c->cfg.markers = kstrdup(cfg->markers, GFP_KERNEL_ACCOUNT);
+		if (!c->cfg.markers)
+			goto fail;
+	}
+	c->stream.buf = kvcalloc(slots, sizeof(struct bts_record),
+				 GFP_KERNEL_ACCOUNT);
+	if (!c->stream.buf)
+		goto fail;
+	ds_stream_init(&c->stream, c->stream.buf, slots, cfg->priv,
+		       cfg->mode);
+	goto out;
+fail:
+	ds_consumer_free(c);
+	c = NULL;
+out:
+	set_active_memcg(old);
+	return c;
+}
+
+/* ds_request_bts(), the consumer's memory charged to @memcg. */
+static struct ds_consumer *ds_request(const struct ds_bts_config *cfg,
+				      struct mem_cgroup *memcg)
 {
 	bool published = false;
 	struct ds_consumer *c;
-	u32 slots;
 	int ret;
 
 	if (!ds_hw.bts)
@@ -298,29 +326,12 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	if (cfg->priv == DS_PRIV_USER && !ds_hw.ds_cpl)
 		return ERR_PTR(-EOPNOTSUPP);
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	c = ds_consumer_alloc(cfg, memcg);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
-	c->cfg = *cfg;
-	if (cfg->markers) {
-		c->cfg.markers = kstrdup(cfg->markers, GFP_KERNEL_ACCOUNT);
-		if (!c->cfg.markers) {
-			kfree(c);
-			return ERR_PTR(-ENOMEM);
-		}
-	}
 	if (!c->cfg.wakeup)
 		c->cfg.wakeup = max(cfg->nr_records / 2, 1U);
 	c->limit = cfg->nr_records;
-	slots = ds_stream_slots(cfg);
-	c->stream.buf = kvcalloc(slots, sizeof(struct bts_record),
-				 GFP_KERNEL_ACCOUNT);
-	if (!c->stream.buf) {
-		ds_consumer_free(c);
-		return ERR_PTR(-ENOMEM);
-	}
-	ds_stream_init(&c->stream, c->stream.buf, slots, cfg->priv,
-		       cfg->mode);
 	if (cfg->flags & DS_BTS_MARKERS)
 		c->stream.marker_key = ds_marker_key();
 	c->stream.maps = cfg->flags & DS_BTS_MAPS;
@@ -379,6 +390,34 @@ unlock:
 	return c;
 }
 EXPORT_SYMBOL_GPL(ds_request_bts);
+
+/**
+ * ds_request_bts() - start tracing branches for a consumer
+ * @cfg: scope, filter, mode, size and callbacks
+ *
+ * Records flow once this returns (unless DS_BTS_SUSPENDED).  A task scope
+ * takes a reference on the task; the trace survives exec, and its children
+ * are traced only with DS_BTS_INHERIT.  A CPU scope records only while the CPU is
+ * online.
+ *
+ * Context: process, may sleep.
+ * Return: the consumer, or an ERR_PTR(): -EOPNOTSUPP without BTS (or,
+ * for a user-only consumer, without DS-CPL), -EINVAL
+ * for a bad @cfg, -EACCES for kernel-mode recording that
+ * ds_kernel_recording_allowed() refuses, -EBUSY while the CPU or task has
+ * DS_MAX_CONSUMERS consumers,
+ * -ENOMEM (also for a CPU scope whose CPU has no staging buffer).
+ * The consumer's memory is charged to the caller's memory cgroup, and so
+ * is that of the consumers DS_BTS_INHERIT makes from it.
+ */
+struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
+{
+	struct mem_cgroup *memcg = get_mem_cgroup_from_current();
+	struct ds_consumer *c = ds_request(cfg, memcg);
+
+	mem_cgroup_put(memcg);
+	return c;
+}
 
 /*
  * Whether this runs in one of @c's callbacks: the overflow callback, which
@@ -892,10 +931,13 @@ void ds_fork_thread(struct task_struct *child)
 
 	for (i = 0; i < n; i++) {
 		struct ds_bts_config cfg = cons[i]->cfg;
+		struct mem_cgroup *old;
 		struct ds_consumer *c;
 
 		cfg.task = child;
-		c = ds_request_bts(&cfg);
+		/* The tracer's memory cgroup pays, for the callback's too. */
+		old = set_active_memcg(cons[i]->memcg);
+		c = ds_request(&cfg, cons[i]->memcg);
 		if (IS_ERR(c)) {
 			cfg.ops->task_fork(cons[i], NULL, cfg.data);
 		} else {
@@ -908,6 +950,7 @@ void ds_fork_thread(struct task_struct *child)
 							 cfg.data);
 			ds_consumer_put(c);
 		}
+		set_active_memcg(old);
 		ds_callback_put(cons[i]);
 	}
 }

@@ -53,6 +53,8 @@
  * @marker_cached: see @marker_id
  * @named: a task's stream that takes maps has its task's name, which
  *	the first resume writes (ds_name_stream())
+ * @memcg: the memory cgroup its memory is charged to, and that of the
+ *	consumers made from it for the children of its task (a reference)
  * @rcu: frees the consumer a grace period after its last reference went:
  *	ds_task_takes_marker() reads the consumers of sets it found before
  *	their task exited
@@ -78,6 +80,7 @@ struct ds_consumer {
 	bool			marker_wanted;
 	bool			marker_cached;
 	bool			named;
+	struct mem_cgroup	*memcg;
 	struct rcu_head		rcu;
 };
 
