@@ -934,3 +934,5 @@ module_init(dsc_init);
 module_exit(dsc_exit);
 MODULE_DESCRIPTION("Test consumers of the x86 Debug Store layer");
 MODULE_LICENSE("GPL");
+/* The layer exports its API to test kernels only (CONFIG_KUNIT). */
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

@@ -29,7 +29,6 @@
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/debugfs.h>
 #include <linux/irq_work.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -47,6 +46,7 @@
 #include <linux/wait.h>
 
 #include <kunit/static_stub.h>
+#include <kunit/visibility.h>
 
 #include <asm/apic.h>
 #include <asm/cpu_entry_area.h>
@@ -107,7 +107,7 @@ bool ds_bts_available(void)
 {
 	return ds_hw.bts;
 }
-EXPORT_SYMBOL_GPL(ds_bts_available);
+EXPORT_SYMBOL_IF_KUNIT(ds_bts_available);
 
 /**
  * ds_cpu_shutdown() - stop branch tracing on this CPU for good
@@ -272,8 +272,11 @@ void ds_hw_write(struct ds_state *s, u64 bits)
 {
 	unsigned long dbg;
 
-	/* A test injects an NMI here; its lookup takes a lock, not in NMI. */
-	if (!in_nmi())
+	/*
+	 * The KUnit suite injects an NMI here; the stub's lookup takes a
+	 * lock, not in NMI.
+	 */
+	if (IS_ENABLED(CONFIG_X86_DS_KUNIT_TEST) && !in_nmi())
 		KUNIT_STATIC_STUB_REDIRECT(ds_hw_write, s, bits);
 	dbg = get_debugctlmsr();
 	if ((dbg & DS_DEBUGCTL_OWNED) != bits)
@@ -397,85 +400,15 @@ struct ds_consumer *ds_hw_lender(struct ds_state *s, struct task_struct *task)
 	return c;
 }
 
-/* /sys/kernel/debug/x86/ds_windows: windows consumers lent, for tests. */
-static DEFINE_PER_CPU(u64, ds_windows);
-
-/* What a per-CPU test counter adds up to. */
-static u64 ds_counter_sum(u64 __percpu *counter)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += *per_cpu_ptr(counter, cpu);
-	return sum;
-}
-
-static int ds_windows_get(void *data, u64 *val)
-{
-	*val = ds_counter_sum(&ds_windows);
-	return 0;
-}
-
-DEFINE_DEBUGFS_ATTRIBUTE(ds_windows_fops, ds_windows_get, NULL, "%llu\n");
-
 bool ds_hw_window(struct ds_state *s, struct ds_consumer *c, u32 written,
 		  bool overran, struct ds_bts_window *next)
 {
 	bool lent = c->cfg.ops->window(c, c->cfg.data, written, overran, next);
 
 	if (lent)
-		this_cpu_inc(ds_windows);
+		ds_debugfs_window_lent();
 	return lent;
 }
-
-/*
- * A test hook: /sys/kernel/debug/x86/ds_kernel_records counts, from when
- * a write turns it on, the staged records with a kernel address outside
- * the entry code, which PTI maps for user mode anyway.  With only
- * user-only consumers it must stay 0 (tests/ds-guest).
- */
-static bool ds_audit;
-static DEFINE_PER_CPU(u64, ds_audit_kernel_records);
-
-static bool ds_kernel_text_addr(u64 addr)
-{
-	return (s64)addr < 0 &&
-	       (addr < (unsigned long)__entry_text_start ||
-		addr >= (unsigned long)__entry_text_end);
-}
-
-static void ds_audit_staged(const struct bts_record *recs, u32 nr)
-{
-	u32 i, n = 0;
-
-	for (i = 0; i < nr; i++)
-		n += !BTS_RECORD_IS_PSEUDO(recs[i].from) &&
-		     (ds_kernel_text_addr(recs[i].from) ||
-		      ds_kernel_text_addr(recs[i].to));
-	this_cpu_add(ds_audit_kernel_records, n);
-}
-
-static int ds_audit_get(void *data, u64 *val)
-{
-	*val = ds_counter_sum(&ds_audit_kernel_records);
-	return 0;
-}
-
-/* Any write starts counting afresh. */
-static int ds_audit_set(void *data, u64 val)
-{
-	int cpu;
-
-	WRITE_ONCE(ds_audit, false);
-	for_each_possible_cpu(cpu)
-		per_cpu(ds_audit_kernel_records, cpu) = 0;
-	WRITE_ONCE(ds_audit, true);
-	return 0;
-}
-
-DEFINE_DEBUGFS_ATTRIBUTE(ds_audit_fops, ds_audit_get, ds_audit_set,
-			 "%llu\n");
 
 /* Splay the staged records into @task's and the CPU's streams. */
 void ds_hw_splay(struct ds_state *s, struct task_struct *task,
@@ -486,8 +419,7 @@ void ds_hw_splay(struct ds_state *s, struct task_struct *task,
 	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
 	unsigned int i, n;
 
-	if (unlikely(READ_ONCE(ds_audit)))
-		ds_audit_staged(recs, nr);
+	ds_debugfs_staged(recs, nr);
 	n = ds_streams(dc, task, cons);
 	for (i = 0; i < n; i++)
 		streams[i] = &cons[i]->stream;
@@ -529,7 +461,6 @@ u64 ds_hw_wanted(struct ds_state *s, struct task_struct *task)
 	}
 	return ds_debugctl_for(privs, ds_hw.ds_cpl);
 }
-
 
 /**
  * __ds_nmi_enter() - stop tracing for an NMI
@@ -1194,7 +1125,6 @@ bool ds_kernel_recording_allowed(void)
 	return !boot_cpu_has_bug(X86_BUG_CPU_MELTDOWN) ||
 	       READ_ONCE(ds_kernel_recording);
 }
-EXPORT_SYMBOL_GPL(ds_kernel_recording_allowed);
 
 /**
  * ds_freeze_local() - stop branch tracing on this CPU, and keep it stopped
@@ -1218,7 +1148,6 @@ bool ds_freeze_local(void)
 		return false;
 	return ds_state_freeze(this_cpu_ptr(&ds_cpu.st));
 }
-EXPORT_SYMBOL_GPL(ds_freeze_local);
 
 /* The CPUs online when a panic began: those it stops (smp_send_stop()). */
 static struct cpumask ds_panic_cpus;
@@ -1247,7 +1176,6 @@ void ds_thaw_local(void)
 	if (static_branch_unlikely(&ds_active))
 		ds_state_thaw(this_cpu_ptr(&ds_cpu.st), current);
 }
-EXPORT_SYMBOL_GPL(ds_thaw_local);
 
 /*
  * The newest @n records of the lone ring consumer the hardware serves
@@ -1304,7 +1232,6 @@ u32 ds_read_last_local(struct ds_consumer *c, struct bts_record *out, u32 n)
 	ds_state_drain_frozen(&dc->st, dc->owner);
 	return ds_stream_read_last_stopped(&c->stream, out, n);
 }
-EXPORT_SYMBOL_GPL(ds_read_last_local);
 
 /**
  * ds_read_last_stopped() - a stopped CPU's ring's newest records, in a panic
@@ -1341,7 +1268,6 @@ u32 ds_read_last_stopped(struct ds_consumer *c, struct bts_record *out, u32 n)
 		return ds_read_last_hw_ring(dc, c, out, n);
 	return ds_stream_read_last_stopped(&c->stream, out, n);
 }
-EXPORT_SYMBOL_GPL(ds_read_last_stopped);
 
 static void __init ds_detect(void)
 {
@@ -1386,19 +1312,6 @@ static int __init ds_init(void)
 	return 0;
 }
 arch_initcall(ds_init);
-
-/* After arch_kdebugfs_init(), of the same initcall level as ds_init(). */
-static int __init ds_debugfs_init(void)
-{
-	if (!ds_hw.bts)
-		return 0;
-	debugfs_create_file_unsafe("ds_kernel_records", 0600, arch_debugfs_dir,
-				   NULL, &ds_audit_fops);
-	debugfs_create_file_unsafe("ds_windows", 0400, arch_debugfs_dir, NULL,
-				   &ds_windows_fops);
-	return 0;
-}
-late_initcall(ds_debugfs_init);
 
 #ifdef CONFIG_X86_DS_KUNIT_TEST
 #include "ds_test.c"

@@ -18,6 +18,8 @@
 #include <linux/sched.h>
 #include <linux/unaligned.h>
 
+#include <kunit/visibility.h>
+
 #include <asm/ds.h>
 
 #include "ds_core.h"
@@ -158,7 +160,6 @@ bool ds_task_takes_marker(struct task_struct *task, const char *name)
 	rcu_read_unlock();
 	return ret;
 }
-EXPORT_SYMBOL_GPL(ds_task_takes_marker);
 
 /**
  * ds_append_marker() - put an application's event into the branch traces
@@ -200,4 +201,4 @@ void ds_append_marker(const struct ds_marker *m)
 			       current);
 	local_irq_restore(irqf);
 }
-EXPORT_SYMBOL_GPL(ds_append_marker);
+EXPORT_SYMBOL_IF_KUNIT(ds_append_marker);

@@ -26,6 +26,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
+#include <kunit/visibility.h>
 
 #include <asm/ds.h>
 
@@ -389,7 +390,6 @@ unlock:
 		DS_SYNC_RESUME);
 	return c;
 }
-EXPORT_SYMBOL_GPL(ds_request_bts);
 
 /**
  * ds_request_bts() - start tracing branches for a consumer
@@ -418,6 +418,7 @@ struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 	mem_cgroup_put(memcg);
 	return c;
 }
+EXPORT_SYMBOL_IF_KUNIT(ds_request_bts);
 
 /*
  * Whether this runs in one of @c's callbacks: the overflow callback, which
@@ -483,7 +484,7 @@ void ds_release_bts(struct ds_consumer *c)
 	cpus_read_unlock();
 	ds_consumer_put(c);
 }
-EXPORT_SYMBOL_GPL(ds_release_bts);
+EXPORT_SYMBOL_IF_KUNIT(ds_release_bts);
 
 /**
  * ds_suspend_bts() - stop recording for a consumer, keeping its records
@@ -509,7 +510,7 @@ void ds_suspend_bts(struct ds_consumer *c)
 		ds_stream_flush_lost(&c->stream);
 	}
 }
-EXPORT_SYMBOL_GPL(ds_suspend_bts);
+EXPORT_SYMBOL_IF_KUNIT(ds_suspend_bts);
 
 /**
  * ds_resume_bts() - resume recording for a consumer
@@ -524,7 +525,7 @@ void ds_resume_bts(struct ds_consumer *c)
 	ds_stream_resume(&c->stream);
 	ds_sync(c, DS_SYNC_RESUME);
 }
-EXPORT_SYMBOL_GPL(ds_resume_bts);
+EXPORT_SYMBOL_IF_KUNIT(ds_resume_bts);
 
 /*
  * The local API's precondition: interrupts off, not NMI, and @c's records
@@ -593,7 +594,6 @@ void ds_suspend_local(struct ds_consumer *c)
 		ds_stream_flush_lost(&c->stream);
 	}
 }
-EXPORT_SYMBOL_GPL(ds_suspend_local);
 
 /**
  * ds_flush_local() - bring a consumer's stream up to date, from where it
@@ -612,7 +612,6 @@ void ds_flush_local(struct ds_consumer *c)
 	if (ds_local_ok(c))
 		ds_sync_here(c, DS_SYNC_NONE);
 }
-EXPORT_SYMBOL_GPL(ds_flush_local);
 
 /**
  * ds_resume_local() - resume recording for a consumer, from where it records
@@ -630,7 +629,6 @@ void ds_resume_local(struct ds_consumer *c)
 	ds_stream_resume(&c->stream);
 	ds_sync_here(c, DS_SYNC_RESUME);
 }
-EXPORT_SYMBOL_GPL(ds_resume_local);
 
 /**
  * ds_read_last_bts() - copy a ring consumer's newest records
@@ -648,7 +646,7 @@ u32 ds_read_last_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
 	ds_sync(c, DS_SYNC_NONE);
 	return ds_stream_read_last(&c->stream, out, n);
 }
-EXPORT_SYMBOL_GPL(ds_read_last_bts);
+EXPORT_SYMBOL_IF_KUNIT(ds_read_last_bts);
 
 /**
  * ds_peek_bts() - the oldest records of a continuous consumer's stream
@@ -675,7 +673,6 @@ u32 ds_peek_bts(struct ds_consumer *c, const struct bts_record *runs[2],
 		return 0;
 	return ds_stream_peek(&c->stream, runs, nrs, n);
 }
-EXPORT_SYMBOL_GPL(ds_peek_bts);
 
 /**
  * ds_discard_bts() - free the oldest records of a continuous consumer's stream
@@ -697,7 +694,6 @@ void ds_discard_bts(struct ds_consumer *c, u32 n)
 	    ds_stream_pending(&c->stream) <= c->limit)
 		wake_up_all(&c->wait);
 }
-EXPORT_SYMBOL_GPL(ds_discard_bts);
 
 /**
  * ds_consume_bts() - take records from a continuous consumer's stream
@@ -721,7 +717,7 @@ u32 ds_consume_bts(struct ds_consumer *c, struct bts_record *out, u32 n)
 	ds_discard_bts(c, got);
 	return got;
 }
-EXPORT_SYMBOL_GPL(ds_consume_bts);
+EXPORT_SYMBOL_IF_KUNIT(ds_consume_bts);
 
 /**
  * ds_bts_buffer_records() - the size of a consumer's stream storage
@@ -736,7 +732,7 @@ u32 ds_bts_buffer_records(struct ds_consumer *c)
 {
 	return c->stream.size;
 }
-EXPORT_SYMBOL_GPL(ds_bts_buffer_records);
+EXPORT_SYMBOL_IF_KUNIT(ds_bts_buffer_records);
 
 /**
  * ds_bts_task() - the task a consumer traces
@@ -752,7 +748,6 @@ struct task_struct *ds_bts_task(struct ds_consumer *c)
 {
 	return c->cfg.task;
 }
-EXPORT_SYMBOL_GPL(ds_bts_task);
 
 /**
  * ds_swap_bts_buffer() - give a continuous consumer new storage, taking the
@@ -786,7 +781,7 @@ int ds_swap_bts_buffer(struct ds_consumer *c, struct bts_record *buf,
 	old->buf = ds_stream_swap(&c->stream, buf, &old->first, &old->count);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(ds_swap_bts_buffer);
+EXPORT_SYMBOL_IF_KUNIT(ds_swap_bts_buffer);
 
 /**
  * ds_bts_status() - a consumer's counters
@@ -803,7 +798,7 @@ void ds_bts_status(struct ds_consumer *c, struct ds_bts_status *st)
 	st->lost = READ_ONCE(c->stream.lost_total);
 	st->throttled = atomic64_read(&c->throttled);
 }
-EXPORT_SYMBOL_GPL(ds_bts_status);
+EXPORT_SYMBOL_IF_KUNIT(ds_bts_status);
 
 /**
  * ds_exit_thread() - a traced task is exiting

@@ -228,4 +228,25 @@ void ds_append_optional(const struct bts_record *rec, unsigned int nr,
 			u32 flag);
 void ds_name_stream(struct ds_consumer *c);
 
+/* What the tests count (ds_debugfs.c), nothing without X86_DS_DEBUGFS. */
+#ifdef CONFIG_X86_DS_DEBUGFS
+extern bool ds_audit;
+DECLARE_PER_CPU(u64, ds_windows);
+void ds_audit_staged(const struct bts_record *recs, u32 nr);
+
+static inline void ds_debugfs_staged(const struct bts_record *recs, u32 nr)
+{
+	if (unlikely(READ_ONCE(ds_audit)))
+		ds_audit_staged(recs, nr);
+}
+
+static inline void ds_debugfs_window_lent(void)
+{
+	this_cpu_inc(ds_windows);
+}
+#else
+static inline void ds_debugfs_staged(const struct bts_record *recs, u32 nr) { }
+static inline void ds_debugfs_window_lent(void) { }
+#endif
+
 #endif /* __X86_KERNEL_DS_LAYER_H */
