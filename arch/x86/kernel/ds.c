@@ -38,7 +38,6 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 #include <linux/sysctl.h>
 #include <linux/task_work.h>
 #include <linux/panic_notifier.h>
@@ -51,17 +50,12 @@
 #include <asm/apic.h>
 #include <asm/cpu_entry_area.h>
 #include <asm/debugreg.h>
-#include <asm/desc.h>
 #include <asm/ds.h>
-#include <asm/hw_irq.h>
-#include <asm/idtentry.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
 #include <asm/perf_event.h>
 #include <asm/proto.h>
-#include <asm/sections.h>
 #include <asm/tlbflush.h>
-#include <asm/trapnr.h>
 
 #include "ds_core.h"
 #include "ds_layer.h"
@@ -123,129 +117,6 @@ void ds_cpu_shutdown(void)
 		return;
 	update_debugctlmsr(get_debugctlmsr() & ~DS_DEBUGCTL_OWNED);
 	wrmsrl(MSR_IA32_DS_AREA, 0);
-}
-
-/*
- * How user mode entered the kernel, from the entry code that called into
- * C: its entry_SYSCALL_64 or IDT stub pushed the return address of that
- * call right below pt_regs (entry_64.S, idtentry_body; the same for the
- * compat entries).  The table maps each stub's start, sorted, to the
- * BTS_PSEUDO_KERNEL argument it stands for, and to how far before the
- * saved user IP the instruction that entered lies: a system call
- * instruction (2 bytes; the compat fast path's regs->ip is the vDSO's
- * landing pad, after `sysenter` or `syscall` and `int $0x80`), int3 (1).
- * External interrupts share one stub; their vector comes from
- * ds_irq_from_user_mode().  int $0x80 alone enters with the system call
- * number in ax rather than orig_ax (@nr_in_ax).  Built once at boot from
- * the IDT.
- */
-struct ds_entry_point {
-	unsigned long	addr;
-	u32		kind;
-	u16		back;
-	u8		abi;
-	u8		nr_in_ax;
-};
-
-static struct ds_entry_point ds_entry_points[IDT_ENTRIES + 5] __ro_after_init;
-static unsigned int ds_nr_entry_points __ro_after_init;
-
-static void __init ds_entry_point_add(unsigned long addr, u32 kind, u16 back,
-				      u8 abi)
-{
-	unsigned int i;
-
-	for (i = 0; i < ds_nr_entry_points; i++)
-		if (ds_entry_points[i].addr == addr)
-			return;
-	if (!WARN_ON_ONCE(i == ARRAY_SIZE(ds_entry_points)))
-		ds_entry_points[ds_nr_entry_points++] =
-			(struct ds_entry_point){
-				addr, kind, back, abi,
-				/* int $0x80's gate, of the i386 entries */
-				.nr_in_ax = kind == BTS_ENTRY_SYSCALL &&
-					    abi == BTS_ABI_I386 && back == 2,
-			};
-}
-
-static int __init ds_entry_point_cmp(const void *a, const void *b)
-{
-	const struct ds_entry_point *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static void __init ds_entry_points_init(void)
-{
-	unsigned long irqs = (unsigned long)irq_entries_start;
-	unsigned long irqs_end = irqs + NR_EXTERNAL_VECTORS * IDT_ALIGN;
-	struct desc_ptr idt;
-	const gate_desc *gate;
-	unsigned int v;
-
-	store_idt(&idt);
-	gate = (const gate_desc *)idt.address;
-	for (v = 0; v < (idt.size + 1) / sizeof(*gate); v++) {
-		unsigned long addr = gate_offset(&gate[v]);
-
-		/* Per-vector stubs that jump to a shared one, added below. */
-		if (!addr || (addr >= irqs && addr < irqs_end))
-			continue;
-#ifdef CONFIG_X86_LOCAL_APIC
-		if (addr >= (unsigned long)spurious_entries_start &&
-		    addr < (unsigned long)spurious_entries_start +
-			   NR_SYSTEM_VECTORS * IDT_ALIGN)
-			continue;
-#endif
-		if (v == IA32_SYSCALL_VECTOR)
-			ds_entry_point_add(addr, BTS_ENTRY_SYSCALL, 2,
-					   BTS_ABI_I386);
-		else if (v < FIRST_EXTERNAL_VECTOR)
-			ds_entry_point_add(addr, BTS_ENTRY_EXCEPTION | v << 8,
-					   v == X86_TRAP_BP, BTS_ABI_NONE);
-		else
-			ds_entry_point_add(addr, BTS_ENTRY_INTERRUPT | v << 8,
-					   0, BTS_ABI_NONE);
-	}
-	ds_entry_point_add((unsigned long)asm_common_interrupt,
-			   BTS_ENTRY_INTERRUPT, 0, BTS_ABI_NONE);
-#ifdef CONFIG_X86_LOCAL_APIC
-	ds_entry_point_add((unsigned long)asm_spurious_interrupt,
-			   BTS_ENTRY_INTERRUPT, 0, BTS_ABI_NONE);
-#endif
-	/* x32 or not is the number's bit 30: ds_kernel_time(). */
-	ds_entry_point_add((unsigned long)entry_SYSCALL_64, BTS_ENTRY_SYSCALL,
-			   2, BTS_ABI_X86_64);
-#ifdef CONFIG_IA32_EMULATION
-	ds_entry_point_add((unsigned long)entry_SYSCALL_compat,
-			   BTS_ENTRY_SYSCALL, 4, BTS_ABI_I386);
-	ds_entry_point_add((unsigned long)entry_SYSENTER_compat,
-			   BTS_ENTRY_SYSCALL, 4, BTS_ABI_I386);
-#endif
-	sort(ds_entry_points, ds_nr_entry_points, sizeof(ds_entry_points[0]),
-	     ds_entry_point_cmp, NULL);
-}
-
-/* The entry point whose code @ret lies in, or NULL. */
-static const struct ds_entry_point *ds_entry_point_of(unsigned long ret)
-{
-	unsigned int lo = 0, hi = ds_nr_entry_points;
-
-	if (ret < (unsigned long)__entry_text_start ||
-	    ret >= (unsigned long)__entry_text_end)
-		return NULL;
-	/* The last entry point that starts at or before @ret. */
-	while (hi - lo > 1) {
-		unsigned int mid = (lo + hi) / 2;
-
-		if (ds_entry_points[mid].addr <= ret)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (!hi || ds_entry_points[lo].addr > ret)
-		return NULL;
-	return &ds_entry_points[lo];
 }
 
 /*
@@ -639,24 +510,12 @@ void ds_kernel_time(u64 resume_to,
 		    struct bts_record rec[DS_KERNEL_TIME_RECORDS])
 {
 	struct thread_struct *t = &current->thread;
-	u32 kind = t->ds_entry_kind;
+	/* What the entry noted (asm/ds_entry.h). */
+	u32 kind = t->ds_entry_kind & 0xffff;
+	u32 abi = (t->ds_entry_kind >> DS_ENTRY_ABI_SHIFT) & 0xff;
 	u64 from = t->ds_entry_from;
 	u64 ax = t->ds_entry_ax;
-	u32 abi = BTS_ABI_NONE;
 
-	/* What the entry noted: its stub (ds_enter_from_user_mode()). */
-	if (kind & DS_ENTRY_NOTED) {
-		unsigned long ret = (unsigned long)__entry_text_start +
-				    (kind & ~(DS_ENTRY_NOTED | DS_ENTRY_AX));
-		const struct ds_entry_point *ep = ds_entry_point_of(ret);
-
-		/* orig_ax was -1: a number only int $0x80 left in ax. */
-		if ((kind & DS_ENTRY_AX) && !(ep && ep->nr_in_ax))
-			ax = ~0ULL;
-		kind = ep ? ep->kind : BTS_ENTRY_UNKNOWN;
-		from -= ep ? ep->back : 0;
-		abi = ep ? ep->abi : BTS_ABI_NONE;
-	}
 	if (abi == BTS_ABI_X86_64 && (ax & __X32_SYSCALL_BIT))
 		abi = BTS_ABI_X32;
 	if (abi == BTS_ABI_I386)
@@ -1298,7 +1157,6 @@ static int __init ds_init(void)
 		ds_hw.pebs ? "yes" : "no", ds_hw.pebs_format);
 	if (!ds_hw.bts)
 		return 0;
-	ds_entry_points_init();
 	ret = register_nmi_handler(NMI_LOCAL, ds_nmi, 0, "ds");
 	if (ret)
 		return ret;

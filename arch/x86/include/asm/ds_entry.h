@@ -6,8 +6,8 @@
  * the hardware record nothing at CPL 0 (BTS_OFF_OS): no kernel branch of
  * it ever reaches the staging buffers, which PTI maps into user page
  * tables.  Its streams learn of each stretch in the kernel from here
- * instead: the entry from user mode notes how and where it came
- * (ds_enter_from_user_mode()), the exit to user mode stages the
+ * instead: the entry from user mode notes how and where it came (the
+ * ds_*_from_user_mode() hooks), the exit to user mode stages the
  * BTS_PSEUDO_KERNEL record with where it resumed
  * (__ds_exit_to_user_mode()).  Only tasks with TIF_BTS_USER pay for it,
  * and nobody while the layer has no consumer (the ds_active key; the
@@ -22,7 +22,6 @@
 #include <linux/thread_info.h>
 #include <uapi/linux/bts.h>
 #include <asm/ptrace.h>
-#include <asm/sections.h>
 
 #ifdef CONFIG_X86_DS
 
@@ -32,75 +31,92 @@ DECLARE_STATIC_KEY_FALSE(ds_active);
 void __ds_exit_to_user_mode(struct pt_regs *regs);
 
 /*
- * thread_struct.ds_entry_kind as the entry leaves it: DS_ENTRY_NOTED and
- * where in the entry text the stub that called into C returns to, for
- * the exit to classify (__ds_exit_to_user_mode()); or, from an external
- * interrupt, the BTS_PSEUDO_KERNEL argument itself.
+ * thread_struct.ds_entry_kind: the BTS_PSEUDO_KERNEL argument (enum
+ * bts_entry_kind and the vector), the system call ABI in bits 23..16,
+ * and DS_ENTRY_PRESET while a system call's C entry has noted it ahead
+ * of arch_enter_from_user_mode().  ds_entry_from is the user address
+ * that entered (the system call instruction, int3, the faulting or the
+ * interrupted one), ds_entry_ax the system call number as the thread
+ * passed it or the exception's error code, ~0 for neither.
+ *
+ * Each C entry point notes what it is, where it knows it: the system
+ * call paths (arch/x86/entry/common.c), the DEFINE_IDTENTRY*() macros
+ * (their vector, from the DECLARE_IDTENTRY*() that names it) and the raw
+ * handlers.  FRED dispatches to the same C functions, so it needs no
+ * more; an entry that notes nothing stays BTS_ENTRY_UNKNOWN.
  */
-#define DS_ENTRY_NOTED		BIT(31)
-/*
- * ...and pt_regs::orig_ax was -1, so ds_entry_ax is pt_regs::ax: the
- * number of a system call made with int $0x80, which int80_emulation()
- * moves to orig_ax only later; otherwise no number.
- */
-#define DS_ENTRY_AX		BIT(30)
+#define DS_ENTRY_ABI_SHIFT	16
+#define DS_ENTRY_PRESET		BIT(31)
+
+static __always_inline bool ds_noting_entry(struct pt_regs *regs)
+{
+	return static_branch_unlikely(&ds_active) && user_mode(regs) &&
+	       (read_thread_flags() & _TIF_BTS_USER);
+}
 
 /*
- * From arch_enter_from_user_mode(): noinstr, RCU not watching yet.  No
- * call: the system call path would save registers for it, traced or not.
- * orig_ax holds the system call number as the thread passed it, before
- * tracing or a sigreturn can change it; int $0x80 leaves it in ax, with
- * orig_ax -1 (DS_ENTRY_AX).  An exception's error code is gone from it by
- * now (idtentry_body sets it to -1): ds_error_code_from_user_mode().
- * The entry stub's call into C left its return address right below
- * pt_regs (entry_64.S, idtentry_body; entry_SYSCALL_64 and the compat
- * entries alike); FRED's entry differs, and is left unknown.
+ * From a system call's C entry, before it calls enter_from_user_mode():
+ * @nr as the thread passed it, before tracing or a sigreturn can change
+ * it; the instruction that entered is @back bytes before regs->ip.
+ */
+static __always_inline void ds_syscall_from_user_mode(struct pt_regs *regs,
+						      unsigned long nr,
+						      u32 abi, u32 back)
+{
+	if (ds_noting_entry(regs)) {
+		struct thread_struct *t = &current->thread;
+
+		t->ds_entry_kind = DS_ENTRY_PRESET | BTS_ENTRY_SYSCALL |
+				   abi << DS_ENTRY_ABI_SHIFT;
+		t->ds_entry_from = regs->ip - back;
+		t->ds_entry_ax = nr;
+	}
+}
+
+/*
+ * From arch_enter_from_user_mode(), noinstr, RCU not watching yet: every
+ * entry from user mode but an NMI's.  A system call noted itself already;
+ * anything else is unknown until its handler says what it is.
  */
 static __always_inline void ds_enter_from_user_mode(struct pt_regs *regs)
 {
 	if (static_branch_unlikely(&ds_active) &&
 	    (read_thread_flags() & _TIF_BTS_USER)) {
 		struct thread_struct *t = &current->thread;
-		unsigned long off = ((unsigned long *)regs)[-1] -
-				    (unsigned long)__entry_text_start;
-		unsigned long ax = regs->orig_ax;
-		u32 kind = DS_ENTRY_NOTED | off;
 
-		if (ax == -1UL) {
-			ax = regs->ax;
-			kind |= DS_ENTRY_AX;
+		if (t->ds_entry_kind & DS_ENTRY_PRESET) {
+			t->ds_entry_kind &= ~DS_ENTRY_PRESET;
+			return;
 		}
-		t->ds_entry_kind = !cpu_feature_enabled(X86_FEATURE_FRED) &&
-				   off < DS_ENTRY_AX ? kind : BTS_ENTRY_UNKNOWN;
+		t->ds_entry_kind = BTS_ENTRY_UNKNOWN;
 		t->ds_entry_from = regs->ip;
-		t->ds_entry_ax = ax;
+		t->ds_entry_ax = ~0UL;
 	}
 }
 
 /*
- * From DEFINE_IDTENTRY_ERRORCODE and exc_page_fault(), after the entry:
- * the exception's error code, which the entry stub passed to the handler
- * and no longer left in orig_ax.
+ * From an exception's handler, after its entry: the vector, the error
+ * code (~0 for none) and how far before regs->ip the instruction that
+ * entered lies (int3's 1; a fault's regs->ip is the faulting one).
  */
-static __always_inline void
-ds_error_code_from_user_mode(struct pt_regs *regs, unsigned long error_code)
+static __always_inline void ds_trap_from_user_mode(struct pt_regs *regs,
+						   u32 vector, u32 back,
+						   unsigned long error_code)
 {
-	if (static_branch_unlikely(&ds_active) && user_mode(regs) &&
-	    (read_thread_flags() & _TIF_BTS_USER)) {
-		current->thread.ds_entry_ax = error_code;
-		current->thread.ds_entry_kind &= ~DS_ENTRY_AX;
+	if (ds_noting_entry(regs)) {
+		struct thread_struct *t = &current->thread;
+
+		t->ds_entry_kind = BTS_ENTRY_EXCEPTION | vector << 8;
+		t->ds_entry_from = regs->ip - back;
+		t->ds_entry_ax = error_code;
 	}
 }
 
-/*
- * From DEFINE_IDTENTRY_IRQ, after the entry: an external interrupt's
- * vector is in no register the generic entry code sees.
- */
+/* From an interrupt's handler, after its entry: external or system vector. */
 static __always_inline void ds_irq_from_user_mode(struct pt_regs *regs,
 						  u32 vector)
 {
-	if (static_branch_unlikely(&ds_active) && user_mode(regs) &&
-	    (read_thread_flags() & _TIF_BTS_USER))
+	if (ds_noting_entry(regs))
 		current->thread.ds_entry_kind = BTS_ENTRY_INTERRUPT |
 						vector << 8;
 }
@@ -119,11 +135,15 @@ static __always_inline void ds_exit_to_user_mode(struct pt_regs *regs,
 
 #else /* !CONFIG_X86_DS */
 
+static __always_inline void ds_syscall_from_user_mode(struct pt_regs *regs,
+						      unsigned long nr,
+						      u32 abi, u32 back) { }
 static __always_inline void ds_enter_from_user_mode(struct pt_regs *regs) { }
+static __always_inline void ds_trap_from_user_mode(struct pt_regs *regs,
+						   u32 vector, u32 back,
+						   unsigned long error_code) { }
 static __always_inline void ds_irq_from_user_mode(struct pt_regs *regs,
 						  u32 vector) { }
-static __always_inline void
-ds_error_code_from_user_mode(struct pt_regs *regs, unsigned long error_code) { }
 static __always_inline void ds_exit_to_user_mode(struct pt_regs *regs,
 						 unsigned long ti_work) { }
 
