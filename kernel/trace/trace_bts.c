@@ -386,7 +386,7 @@ static u32 trace_bts_chunk_size(struct ds_consumer *c, u32 n)
 }
 
 /*
- * Move up to @max records of @bc's continuous stream into @buffer (the
+ * Move up to @max records of @c, @bc's continuous stream, into @buffer (the
  * current CPU's part of it), TRACE_BTS_CHUNK_RECORDS an entry, straight
  * from the stream into the reserved entry.  What the buffer refuses
  * (tracing off) stays in the stream, which counts in-stream what it then
@@ -395,7 +395,8 @@ static u32 trace_bts_chunk_size(struct ds_consumer *c, u32 n)
  * Context: @bc->lock held, interrupts off.
  */
 static u32 trace_bts_stream(struct trace_buffer *buffer,
-			    struct trace_bts_cpu *bc, u64 max)
+			    struct trace_bts_cpu *bc, struct ds_consumer *c,
+			    u64 max)
 {
 	struct ring_buffer_event *event;
 	struct bts_chunk_entry *entry;
@@ -404,18 +405,18 @@ static u32 trace_bts_stream(struct trace_buffer *buffer,
 	u32 moved = 0, i, n;
 
 	lockdep_assert_held(&bc->lock);
-	ds_bts_status(bc->c, &st);
+	ds_bts_status(c, &st);
 	max = min(max, st.pending);
 	while (moved < max) {
 		n = min_t(u64, max - moved, TRACE_BTS_CHUNK_RECORDS);
-		n = trace_bts_chunk_size(bc->c, n);
+		n = trace_bts_chunk_size(c, n);
 		entry = trace_bts_reserve_chunk(buffer, &event, bc->cpu,
 						&bc->task, n);
 		if (!entry)
 			break;
 		recs = (struct bts_record *)entry->records;
 		/* The only reader: the @n pending are there. */
-		entry->nr = ds_consume_bts(bc->c, recs, n);
+		entry->nr = ds_consume_bts(c, recs, n);
 		for (i = 0; i < entry->nr; i++)
 			trace_bts_follow(&bc->task, &recs[i]);
 		trace_buffer_unlock_commit_nostack(buffer, event);
@@ -436,8 +437,12 @@ static enum ds_overflow_action trace_bts_overflow(struct ds_consumer *c,
 	struct trace_array *tr = READ_ONCE(trace_bts_tr);
 	struct trace_bts_cpu *bc = data;
 
+	/*
+	 * @c, not @bc->c: the callback may run before the request that made
+	 * @c returned and trace_bts_request_all() stored it.
+	 */
 	raw_spin_lock(&bc->lock);
-	trace_bts_stream(tr->array_buffer.buffer, bc, U64_MAX);
+	trace_bts_stream(tr->array_buffer.buffer, bc, c, U64_MAX);
 	raw_spin_unlock(&bc->lock);
 	return DS_OVERFLOW_CONTINUE;
 }
@@ -469,7 +474,7 @@ static long trace_bts_flush_cpu(void *arg)
 	ds_bts_status(bc->c, &st);
 	for (left = st.pending; left; left -= moved) {
 		raw_spin_lock_irqsave(&bc->lock, flags);
-		moved = trace_bts_stream(cp->buffer, bc,
+		moved = trace_bts_stream(cp->buffer, bc, bc->c,
 					 min_t(u64, left, TRACE_BTS_CHUNK_RECORDS));
 		raw_spin_unlock_irqrestore(&bc->lock, flags);
 		if (!moved)
