@@ -39,7 +39,7 @@
 #include <linux/xarray.h>
 #include <asm/ds.h>
 
-struct bts_file;
+#include "bts_dev.h"
 
 /*
  * The trace buffers of one user's files.  Their size is the user's choice
@@ -115,91 +115,6 @@ static void bts_user_put(struct bts_user *u)
 	kfree(u);
 }
 
-/**
- * struct bts_thread - one traced thread of a file
- * @node: in bts_file.threads
- * @file: the file
- * @consumer: its consumer, until released (set and cleared under the
- *	file's threads_lock, released under its lock)
- * @task: the thread, referenced until the consumer is released
- * @tid: its thread id in the file's PID namespace, 0 until known
- * @tgid: its process id, likewise
- * @announced: its BTS_THREAD_NEW record has been read
- * @exited: the thread exited (threads_lock)
- * @detached: the file was detached from it
- * @done: everything of it has been read and its consumer released
- * @snapshot_claimed: ring mode: the exit or the detach takes the snapshot
- *	(threads_lock)
- * @snapshot_ready: @last holds the ring's last records (threads_lock)
- * @last: ring mode: the snapshot, @nr_last records
- * @nr_last: records in @last
- * @read_last: records of @last already read
- * @charged: bytes charged to the file's user for the thread's buffers
- */
-struct bts_thread {
-	struct list_head	node;
-	struct bts_file		*file;
-	struct ds_consumer	*consumer;
-	struct task_struct	*task;
-	pid_t			tid;
-	pid_t			tgid;
-	bool			announced;
-	bool			exited;
-	bool			detached;
-	bool			done;
-	bool			snapshot_claimed;
-	bool			snapshot_ready;
-	struct bts_record	*last;
-	u32			nr_last;
-	u32			read_last;
-	size_t			charged;
-};
-
-/**
- * struct bts_file - an open /dev/bts
- * @lock: serializes attach, detach, status, read() and the release of
- *	consumers
- * @threads_lock: guards @threads and the threads' state the callbacks set
- * @threads: struct bts_thread, in the order they were traced, until they
- *	are gone (bts_thread_gone())
- * @wait: readers and pollers; woken by the callbacks
- * @ns: the opener's PID namespace, for thread and process ids
- * @attach: what BTS_IOC_ATTACH asked for
- * @attached: BTS_IOC_ATTACH succeeded
- * @detached: BTS_IOC_DETACH ran, or the file is being released
- * @reading: the thread whose records the last read() ended with
- * @released: the counters of released consumers
- * @untraced: threads created by traced ones that could not be traced
- * @user: the opener's account of trace buffers
- * @unlimited: the opener had CAP_PERFMON: @user's limit does not apply
- * @threads_gone: threads that exited and were read to the end, no longer
- *	in @threads
- * @markers: BTS_ATTACH_MARKERS: the subscription to the events, or NULL
- * @markers_glob: the names of those events, for the consumers' config
- * @marker_events: the events of the markers the reader got, indexed by
- *	generation (unique to an event), their ids as values: the only ones
- *	whose formats BTS_IOC_EVENT_FORMAT gives (bts_note_markers())
- */
-struct bts_file {
-	struct mutex		lock;		/* see the comment at the top */
-	spinlock_t		threads_lock;	/* likewise */
-	struct list_head	threads;
-	wait_queue_head_t	wait;
-	struct pid_namespace	*ns;
-	struct bts_attach	attach;
-	bool			attached;
-	bool			detached;
-	struct bts_thread	*reading;
-	struct ds_bts_status	released;
-	u32			untraced;
-	struct bts_user		*user;
-	bool			unlimited;
-	u32			threads_gone;
-	struct user_event_markers *markers;
-	char			*markers_glob;
-	struct xarray		marker_events;
-};
-
 static const struct ds_bts_ops bts_dev_ops;
 
 /*
@@ -243,7 +158,7 @@ static int bts_thread_charge(struct bts_file *f, struct bts_thread *t)
 }
 
 /* @t's buffers are freed, or about to be. */
-static void bts_thread_uncharge(struct bts_file *f, struct bts_thread *t)
+void bts_thread_uncharge(struct bts_file *f, struct bts_thread *t)
 {
 	atomic_long_sub(t->charged, &f->user->bytes);
 	t->charged = 0;
@@ -263,7 +178,7 @@ static struct bts_thread *bts_thread_new(struct bts_file *f,
 }
 
 /* Context: the file's lock, or the thread was never published. */
-static void bts_thread_free(struct bts_thread *t)
+void bts_thread_free(struct bts_thread *t)
 {
 	bts_thread_uncharge(t->file, t);
 	put_task_struct(t->task);
@@ -277,7 +192,7 @@ static void bts_thread_free(struct bts_thread *t)
  * parent's), and an exited one loses them once reaped: take them once it
  * has run, that is once it has records, or as it exits, and keep them.
  */
-static void bts_thread_ids(struct bts_thread *t)
+void bts_thread_ids(struct bts_thread *t)
 {
 	struct bts_file *f = t->file;
 
@@ -392,7 +307,7 @@ static const struct ds_bts_ops bts_dev_ops = {
 };
 
 /* Take @t's consumer away from the callbacks' view and release it. */
-static void bts_thread_release(struct bts_file *f, struct bts_thread *t)
+void bts_thread_release(struct bts_file *f, struct bts_thread *t)
 {
 	struct ds_consumer *c;
 	struct ds_bts_status st;
@@ -411,394 +326,6 @@ static void bts_thread_release(struct bts_file *f, struct bts_thread *t)
 	/* Its process's events are no longer enabled for this trace. */
 	if (f->markers)
 		user_events_markers_refresh(t->task);
-}
-
-/*
- * Whether @t has something to read: records, its snapshot, the news that
- * it exited, or the end of its stream after a detach.
- * Context: the file's threads_lock.
- */
-static bool bts_thread_readable(struct bts_file *f, struct bts_thread *t)
-{
-	struct ds_bts_status st;
-
-	if (READ_ONCE(t->done))
-		return false;
-	if (t->exited || t->detached)
-		return true;
-	if (f->attach.mode == BTS_MODE_RING || !t->consumer)
-		return false;
-	ds_bts_status(t->consumer, &st);
-	return st.pending;
-}
-
-static bool bts_readable(struct bts_file *f)
-{
-	struct bts_thread *t;
-	bool ret = false;
-
-	spin_lock(&f->threads_lock);
-	list_for_each_entry(t, &f->threads, node) {
-		if (bts_thread_readable(f, t)) {
-			ret = true;
-			break;
-		}
-	}
-	spin_unlock(&f->threads_lock);
-	return ret;
-}
-
-/* Every traced thread is done: no record will come.  Context: any. */
-static bool bts_finished(struct bts_file *f)
-{
-	struct bts_thread *t;
-	bool ret;
-
-	/* Pairs with smp_store_release() in bts_ioctl_attach(). */
-	if (!smp_load_acquire(&f->attached))
-		return false;
-	ret = true;
-	spin_lock(&f->threads_lock);
-	list_for_each_entry(t, &f->threads, node) {
-		if (!READ_ONCE(t->done)) {
-			ret = false;
-			break;
-		}
-	}
-	spin_unlock(&f->threads_lock);
-	return ret;
-}
-
-/*
- * A read in progress: where it copies to, how much room is left, and why
- * it stopped short (-EFAULT, -ENOMEM).
- */
-struct bts_reader {
-	struct bts_file			*file;
-	struct bts_record __user	*buf;
-	size_t				room;
-	size_t				copied;
-	int				error;
-};
-
-/*
- * The events of the markers among @recs, which go to the reader: it may
- * ask for their formats now (BTS_IOC_EVENT_FORMAT), and for no others.
- * What user_events keeps of an event would otherwise let anyone with a
- * subscription to "*" list every event on the system and its format,
- * which tracefs shows to its group only.  Context: the file's lock.
- * Return: how many of @recs may go out: all, unless there was no memory
- * to note an event.
- */
-static size_t bts_note_markers(struct bts_file *f, const struct bts_record *recs,
-			       size_t nr)
-{
-	size_t i;
-
-	if (!f->markers)
-		return nr;
-	for (i = 0; i < nr; i++) {
-		u64 from = recs[i].from;
-
-		if (!BTS_RECORD_IS_PSEUDO(from) ||
-		    BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_MARKER)
-			continue;
-		if (xa_is_err(xa_store(&f->marker_events,
-				       BTS_MARKER_GEN(recs[i].flags),
-				       xa_mk_value(BTS_MARKER_ID(recs[i].flags)),
-				       GFP_KERNEL_ACCOUNT)))
-			break;
-	}
-	return i;
-}
-
-/*
- * Copy @nr records to the reader; on a fault, the whole records before it
- * are the reader's.  Return: how many records were copied; fewer than @nr
- * with @r->error set.
- */
-static size_t bts_put_some(struct bts_reader *r, const struct bts_record *recs,
-			   size_t nr)
-{
-	size_t noted = bts_note_markers(r->file, recs, nr);
-	size_t left = copy_to_user(r->buf + r->copied, recs,
-				   noted * sizeof(*recs));
-	size_t put = noted - DIV_ROUND_UP(left, sizeof(*recs));
-
-	if (put < nr)
-		r->error = left ? -EFAULT : -ENOMEM;
-	r->copied += put;
-	r->room -= put;
-	return put;
-}
-
-static int bts_put(struct bts_reader *r, const struct bts_record *recs,
-		   size_t nr)
-{
-	return bts_put_some(r, recs, nr) == nr ? 0 : r->error;
-}
-
-static int bts_put_thread(struct bts_reader *r, struct bts_thread *t,
-			  enum bts_thread_event event)
-{
-	struct bts_record rec = {
-		.from	= BTS_PSEUDO(BTS_PSEUDO_THREAD, event),
-		.to	= t->tid,
-		.flags	= t->tgid,
-	};
-
-	return bts_put(r, &rec, 1);
-}
-
-/*
- * The THREAD record that says whose records follow, unless the reader
- * knows.  A read with room for one record gets the header alone, and the
- * next read the records.  Return: whether there is room left for them,
- * or an error.
- */
-static int bts_put_header(struct bts_file *f, struct bts_reader *r,
-			  struct bts_thread *t)
-{
-	int ret;
-
-	if (f->reading == t && t->announced)
-		return r->room > 0;
-	if (!r->room)
-		return 0;
-	bts_thread_ids(t);
-	ret = bts_put_thread(r, t, t->announced ? BTS_THREAD_RECORDS :
-			     BTS_THREAD_NEW);
-	if (ret)
-		return ret;
-	t->announced = true;
-	f->reading = t;
-	return r->room > 0;
-}
-
-/*
- * Continuous mode: the records @t's stream holds now.  The THREAD record
- * goes out only for a thread with records: only such a thread has surely
- * run, and has its ids.
- */
-static int bts_read_stream(struct bts_file *f, struct bts_reader *r,
-			   struct bts_thread *t)
-{
-	const struct bts_record *runs[2];
-	struct ds_bts_status st;
-	u32 got, put, nrs[2];
-	int ret;
-
-	ds_bts_status(t->consumer, &st);
-	if (!st.pending)
-		return 0;
-	for (;;) {
-		ret = bts_put_header(f, r, t);
-		if (ret <= 0)
-			return ret;
-		got = ds_peek_bts(t->consumer, runs, nrs,
-				  min_t(size_t, r->room, U32_MAX));
-		if (!got)
-			return 0;
-		/* Straight from the stream; only what the reader got leaves it. */
-		put = bts_put_some(r, runs[0], nrs[0]);
-		if (put == nrs[0] && nrs[1])
-			put += bts_put_some(r, runs[1], nrs[1]);
-		ds_discard_bts(t->consumer, put);
-		if (put < got)
-			return r->error;
-	}
-}
-
-/* Ring mode: the snapshot, once taken. */
-static int bts_read_snapshot(struct bts_file *f, struct bts_reader *r,
-			     struct bts_thread *t)
-{
-	size_t nr, put;
-	int ret;
-
-	if (t->read_last == t->nr_last)
-		return 0;
-	/* Like a stream's: only a thread that ran has records. */
-	ret = bts_put_header(f, r, t);
-	if (ret <= 0)
-		return ret;
-	nr = min_t(size_t, r->room, t->nr_last - t->read_last);
-	put = bts_put_some(r, t->last + t->read_last, nr);
-	t->read_last += put;
-	return put < nr ? r->error : 0;
-}
-
-/*
- * Read what @t has.  A thread that exited, or was detached from, and has
- * nothing left is done: its consumer is released, and for an exit the
- * reader gets a BTS_THREAD_EXIT record.
- * Context: the file's lock.
- */
-static int bts_read_thread(struct bts_file *f, struct bts_reader *r,
-			   struct bts_thread *t)
-{
-	bool exited, ended, ready;
-	int ret;
-
-	spin_lock(&f->threads_lock);
-	exited = t->exited;
-	ended = exited || t->detached;
-	ready = t->snapshot_ready;
-	spin_unlock(&f->threads_lock);
-
-	if (f->attach.mode == BTS_MODE_RING)
-		ret = ready ? bts_read_snapshot(f, r, t) : 0;
-	else
-		ret = t->consumer ? bts_read_stream(f, r, t) : 0;
-	if (ret || !ended)
-		return ret;
-
-	/* Is everything read? */
-	if (f->attach.mode == BTS_MODE_RING) {
-		if (!ready || t->read_last < t->nr_last)
-			return 0;
-	} else if (t->consumer) {
-		struct ds_bts_status st;
-
-		ds_bts_status(t->consumer, &st);
-		if (st.pending)
-			return 0;
-	}
-	/* A thread that never ran user code may have no ids here. */
-	if (exited && t->tid) {
-		ret = t->announced ? r->room > 0 : bts_put_header(f, r, t);
-		if (ret <= 0)
-			return ret;
-		ret = bts_put_thread(r, t, BTS_THREAD_EXIT);
-		if (ret)
-			return ret;
-		f->reading = NULL;
-	}
-	bts_thread_release(f, t);
-	kvfree(t->last);
-	t->last = NULL;
-	bts_thread_uncharge(f, t);
-	WRITE_ONCE(t->done, true);
-	return 0;
-}
-
-/*
- * An exited thread read to the end leaves the file: a trace of a build
- * sees thousands come and go, and each would keep its task_struct.  A
- * thread detached from stays, counted live.  Return: whether @t left
- * @f's list; the caller frees it.  Context: the file's lock and its
- * threads_lock.
- */
-static bool bts_thread_gone(struct bts_file *f, struct bts_thread *t)
-{
-	if (!t->done || !t->exited)
-		return false;
-	list_del(&t->node);
-	f->threads_gone++;
-	if (f->reading == t)
-		f->reading = NULL;
-	return true;
-}
-
-/*
- * Fill the reader's buffer from every thread in turn, starting after the
- * thread the last read ended with, so that no busy thread starves the
- * others.  Context: the file's lock.
- */
-static int bts_read_threads(struct bts_file *f, struct bts_reader *r)
-{
-	struct bts_thread *t, *next, *start = NULL;
-	bool wrapped = false, gone;
-	int ret;
-
-	spin_lock(&f->threads_lock);
-	t = list_first_entry_or_null(&f->threads, struct bts_thread, node);
-	if (f->reading && !list_is_last(&f->reading->node, &f->threads)) {
-		start = list_next_entry(f->reading, node);
-		t = start;
-	}
-	spin_unlock(&f->threads_lock);
-
-	while (t && r->room) {
-		if (!t->done) {
-			ret = bts_read_thread(f, r, t);
-			if (ret)
-				return ret;
-		}
-		/*
-		 * Threads are added at the tail, and removed only here, under
-		 * the file's lock.
-		 */
-		spin_lock(&f->threads_lock);
-		if (list_is_last(&t->node, &f->threads)) {
-			next = wrapped || !start ? NULL :
-			       list_first_entry(&f->threads, struct bts_thread,
-						node);
-			wrapped = true;
-		} else {
-			next = list_next_entry(t, node);
-		}
-		gone = bts_thread_gone(f, t);
-		if (gone && start == t)
-			start = next;
-		spin_unlock(&f->threads_lock);
-		if (gone)
-			bts_thread_free(t);
-		t = next;
-		if (wrapped && t == start)
-			break;
-	}
-	return 0;
-}
-
-static ssize_t bts_dev_read(struct file *file, char __user *buf, size_t len,
-			    loff_t *ppos)
-{
-	struct bts_file *f = file->private_data;
-	struct bts_reader r = {
-		.file	= f,
-		.buf	= (struct bts_record __user *)buf,
-		.room	= len / sizeof(struct bts_record),
-	};
-	int ret;
-
-	if (!r.room)
-		return -EINVAL;
-	for (;;) {
-		if (mutex_lock_interruptible(&f->lock))
-			return -ERESTARTSYS;
-		if (!f->attached) {
-			mutex_unlock(&f->lock);
-			return -EINVAL;
-		}
-		ret = bts_read_threads(f, &r);
-		mutex_unlock(&f->lock);
-		/* Records copied before a fault are the caller's. */
-		if (r.copied)
-			return r.copied * sizeof(struct bts_record);
-		if (ret)
-			return ret;
-		if (bts_finished(f))
-			return 0;
-		if (file->f_flags & O_NONBLOCK)
-			return -EAGAIN;
-		if (wait_event_interruptible(f->wait, bts_readable(f) ||
-					     bts_finished(f)))
-			return -ERESTARTSYS;
-	}
-}
-
-static __poll_t bts_dev_poll(struct file *file, poll_table *pt)
-{
-	struct bts_file *f = file->private_data;
-	__poll_t mask = 0;
-
-	poll_wait(file, &f->wait, pt);
-	if (bts_readable(f))
-		mask |= EPOLLIN | EPOLLRDNORM;
-	if (bts_finished(f))
-		mask |= EPOLLHUP;
-	return mask;
 }
 
 /*
