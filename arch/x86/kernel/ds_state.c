@@ -31,6 +31,38 @@
  */
 #include "ds_state.h"
 
+#if !defined(__KERNEL__)
+/* The harness: the model's, always. */
+static inline const struct ds_state_ops *ds_ops(const struct ds_state *s)
+{
+	return s->ops;
+}
+#else
+/*
+ * The CPU's: a constant, so that the compiler makes the calls through it
+ * direct ones, with no indirect call in the NMI paths.
+ */
+static const struct ds_state_ops ds_hw_ops = {
+	.stop	= ds_hw_stop,
+	.write	= ds_hw_write,
+	.wanted	= ds_hw_wanted,
+	.ring	= ds_hw_ring,
+	.lender	= ds_hw_lender,
+	.window	= ds_hw_window,
+	.splay	= ds_hw_splay,
+};
+
+/* The KUnit suite's model where it gave ops (DS_STATE_MODEL). */
+static inline const struct ds_state_ops *ds_ops(const struct ds_state *s)
+{
+#ifdef DS_STATE_MODEL
+	if (s->ops)
+		return s->ops;
+#endif
+	return &ds_hw_ops;
+}
+#endif
+
 static void ds_state_set_mode(struct ds_state *s, enum ds_state_mode mode)
 {
 	/* An NMI never changes the mode: see the rules above. */
@@ -47,7 +79,7 @@ static void ds_state_write(struct ds_state *s, u64 bits)
 {
 	if (unlikely(READ_ONCE(s->frozen)))
 		bits = 0;
-	ds_state_op(s, write, bits);
+	ds_ops(s)->write(s, bits);
 	barrier();
 	s->bits = bits;
 }
@@ -62,7 +94,7 @@ static u64 ds_state_wanted(struct ds_state *s, struct task_struct *task)
 
 	if (s->mode == DS_STATE_OFF)
 		return 0;
-	bits = ds_state_op(s, wanted, task);
+	bits = ds_ops(s)->wanted(s, task);
 	if (s->mode == DS_STATE_RING)
 		bits &= ~DS_DEBUGCTL_BTINT;
 	return bits;
@@ -134,7 +166,7 @@ void ds_state_restart(struct ds_state *s, u64 bits)
  */
 u64 ds_state_hold(struct ds_state *s)
 {
-	u64 bits = ds_state_op(s, stop);
+	u64 bits = ds_ops(s)->stop(s);
 
 	barrier();
 	s->pause++;
@@ -193,7 +225,7 @@ static void ds_state_splay_drain(struct ds_state *s, struct task_struct *task)
 	barrier();
 	s->pmi_gen++;
 	/* Even without records: a stream may owe a loss record. */
-	ds_state_op(s, splay, task, recs, nr, overran);
+	ds_ops(s)->splay(s, task, recs, nr, overran);
 }
 
 /*
@@ -211,7 +243,7 @@ static void ds_state_direct_leave(struct ds_state *s,
 	} else {
 		ds_state_pmi_owed(s);
 		written = ds_state_window_written(s->area, &overran);
-		ds_state_op(s, window, s->lender, written, overran, NULL);
+		ds_ops(s)->window(s, s->lender, written, overran, NULL);
 		ds_staging_arm(&s->staging, s->area);
 		barrier();
 		s->pmi_gen++;
@@ -230,7 +262,7 @@ static void ds_state_direct_enter(struct ds_state *s,
 {
 	struct ds_bts_window w;
 
-	if (!ds_state_op(s, window, lender, 0, false, &w) ||
+	if (!ds_ops(s)->window(s, lender, 0, false, &w) ||
 	    !ds_state_window_arm(s, &w))
 		return;
 	s->lender = lender;
@@ -319,10 +351,9 @@ void ds_state_unpause(struct ds_state *s, struct task_struct *task)
 	u64 bits = 0;
 
 	if (s->pause == 1 && s->mode != DS_STATE_OFF) {
-		struct ds_consumer *lender = ds_state_op(s, lender, task);
-		struct ds_stream *ring;
+		struct ds_consumer *lender = ds_ops(s)->lender(s, task);
+		struct ds_stream *ring = lender ? NULL : ds_ops(s)->ring(s, task);
 
-		ring = lender ? NULL : ds_state_op(s, ring, task);
 		if (!(ring && ring == s->ring) &&
 		    !(lender && lender == s->lender && !s->spent)) {
 			ds_state_drain(s, task);
@@ -362,7 +393,7 @@ void ds_state_release(struct ds_state *s, struct task_struct *task, u64 bits,
 		      bool changed)
 {
 	if (s->pause == 1 && s->mode != DS_STATE_OFF &&
-	    (changed || (!ds_state_lent(s) && ds_state_op(s, lender, task)))) {
+	    (changed || (!ds_state_lent(s) && ds_ops(s)->lender(s, task)))) {
 		ds_state_unpause(s, task);
 		return;
 	}
@@ -504,7 +535,7 @@ static void ds_state_window_next(struct ds_state *s)
 
 	ds_state_pmi_owed(s);
 	written = ds_state_window_written(s->area, &overran);
-	lent = ds_state_op(s, window, s->lender, written, overran, &w);
+	lent = ds_ops(s)->window(s, s->lender, written, overran, &w);
 	if (!lent || !ds_state_window_arm(s, &w)) {
 		ds_staging_arm(&s->staging, s->area);
 		s->spent = true;

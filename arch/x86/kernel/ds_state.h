@@ -155,6 +155,7 @@ struct ds_state {
 	u64				bits;
 };
 
+#ifdef __KERNEL__
 /* The CPU's side of struct ds_state_ops, in ds.c; the harness has none. */
 u64 ds_hw_stop(struct ds_state *s);
 void ds_hw_write(struct ds_state *s, u64 bits);
@@ -165,15 +166,6 @@ bool ds_hw_window(struct ds_state *s, struct ds_consumer *lender,
 		  u32 written, bool overran, struct ds_bts_window *next);
 void ds_hw_splay(struct ds_state *s, struct task_struct *task,
 		 const struct bts_record *recs, u32 nr, bool overran);
-
-#ifndef __KERNEL__
-#define ds_state_op(s, op, ...)	((s)->ops->op((s), ##__VA_ARGS__))
-#elif defined(DS_STATE_MODEL)
-#define ds_state_op(s, op, ...)						\
-	((s)->ops ? (s)->ops->op((s), ##__VA_ARGS__) :			\
-		    ds_hw_##op((s), ##__VA_ARGS__))
-#else
-#define ds_state_op(s, op, ...)	ds_hw_##op((s), ##__VA_ARGS__)
 #endif
 
 void ds_state_init(struct ds_state *s, const struct ds_state_ops *ops,
