@@ -9,9 +9,9 @@
  * owns the BTS ones.  Nothing writes the MSR but ds_load_area(), and the
  * layer's ds_cpu_shutdown() before kexec.
  */
+#include <linux/cpufeature.h>
 #include <linux/smp.h>
 #include <asm/cpu_entry_area.h>
-#include <asm/cpufeature.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
 

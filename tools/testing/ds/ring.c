@@ -77,9 +77,10 @@ int main(void)
 		}
 	}
 	pthread_join(t, NULL);
-	printf("# %llu copies, %llu of the last %u records while the ring was full, %llu cut short\n",
+	printf("# %llu copies, %llu of the last %u records while the ring was full, ",
 	       (unsigned long long)copies, (unsigned long long)full,
-	       RING_SIZE - 1, (unsigned long long)short_);
+	       RING_SIZE - 1);
+	printf("%llu cut short\n", (unsigned long long)short_);
 	/* A run where the two hardly met proves nothing. */
 	ok = !torn && !gaps && full >= 10000;
 	printf("%sok 1 - ring_reader_vs_batches\n", ok ? "" : "not ");
