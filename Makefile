@@ -17,7 +17,7 @@ VARIANT := plain
 endif
 
 .PHONY: help deps kernel kernel-debug qemu check check-full demo bench \
-	patches shell clean distclean
+	patches series-build shell clean distclean
 
 help:
 	@echo 'make demo       build everything, then show the workbench at work'
@@ -29,6 +29,7 @@ help:
 	@echo 'make qemu       build QEMU with our patches'
 	@echo 'make bench      the benchmarks (figures, not pass/fail; bench/README.md)'
 	@echo 'make patches    the kernel work as a git format-patch series'
+	@echo 'make series-build  build each step of that series (bisectable?)'
 	@echo 'make shell      a root shell in the test VM'
 	@echo 'make clean      remove build output, keep unpacked sources'
 	@echo 'make distclean  remove all of build/'
@@ -70,6 +71,11 @@ bench: kernel qemu
 
 patches: deps
 	@workbench/patches.sh . $(BUILD)
+
+# Each prefix of the series builds, without warnings: what a reviewer
+# bisecting it needs (long: a kernel build per patch that touches a header).
+series-build: deps
+	@workbench/series-build.sh . $(BUILD)
 
 shell: kernel qemu
 	@tests/vm/run
