@@ -353,12 +353,18 @@ void __ds_nmi_enter(void)
  */
 void __ds_nmi_exit(void)
 {
-	struct ds_state *s = this_cpu_ptr(&ds_cpu.st);
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 
-	/* The LVT entry masks itself on delivery (SDM Vol. 3B 18.4.9.3). */
-	if (s->mode != DS_STATE_OFF)
+	/*
+	 * The LVT entry masks itself on delivery (SDM Vol. 3B 18.4.9.3):
+	 * unmask it after the layer's PMI.  perf's handler does after its
+	 * own; another NMI masked nothing.
+	 */
+	if (dc->pmi_claimed) {
+		dc->pmi_claimed = false;
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
-	ds_state_nmi_exit(s);
+	}
+	ds_state_nmi_exit(&dc->st);
 }
 
 /*
@@ -369,8 +375,10 @@ static int ds_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 
-	return ds_state_nmi_pmi(&dc->st, dc->owner == current ? current : NULL) ?
-	       NMI_HANDLED : NMI_DONE;
+	if (!ds_state_nmi_pmi(&dc->st, dc->owner == current ? current : NULL))
+		return NMI_DONE;
+	dc->pmi_claimed = true;
+	return NMI_HANDLED;
 }
 
 /*

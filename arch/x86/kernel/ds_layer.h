@@ -106,6 +106,8 @@ struct ds_set {
  *	__switch_to() between the switch of current and __ds_switch_to()
  * @in_callback: the consumer whose overflow callback runs here, tracing
  *	paused
+ * @pmi_claimed: the NMI under way is the layer's PMI, whose delivery
+ *	masked the LVT entry
  */
 struct ds_cpu {
 	struct ds_state		st;
@@ -114,6 +116,7 @@ struct ds_cpu {
 	struct ds_set __rcu	*set;
 	struct task_struct	*owner;
 	struct ds_consumer	*in_callback;
+	bool			pmi_claimed;
 };
 
 DECLARE_PER_CPU(struct ds_cpu, ds_cpu);

@@ -71,14 +71,21 @@ static void ds_state_set_mode(struct ds_state *s, enum ds_state_mode mode)
 }
 
 /*
- * Set DEBUGCTL's layer bits; a frozen CPU keeps its last records.  @bits
- * follows the write: an NMI between the two restarts the hardware as the
- * write left it and stores the same.
+ * Set DEBUGCTL's layer bits; a frozen CPU keeps its last records.  @bits is
+ * zero only while the hardware's are, which lets an NMI on a CPU that runs
+ * an untraced task leave DEBUGCTL alone (ds_state_hold()): it is set before
+ * a write that starts the hardware and follows one that stops it.  An NMI
+ * between the two reads the hardware, restarts it as the write left it and
+ * stores the same.
  */
 static void ds_state_write(struct ds_state *s, u64 bits)
 {
 	if (unlikely(READ_ONCE(s->frozen)))
 		bits = 0;
+	if (bits)
+		s->bits = bits;
+	/* Pairs with the NMI's read of @bits in ds_state_hold(): same CPU. */
+	barrier();
 	ds_ops(s)->write(s, bits);
 	barrier();
 	s->bits = bits;
@@ -162,11 +169,12 @@ void ds_state_restart(struct ds_state *s, u64 bits)
  * bits returned, which does not re-evaluate the mix of consumers as
  * ds_state_unpause() does.
  *
- * Return: DEBUGCTL's layer bits as they were.
+ * Return: DEBUGCTL's layer bits as they were; without a look at the
+ * hardware when the state machine last cleared them (ds_state_write()).
  */
 u64 ds_state_hold(struct ds_state *s)
 {
-	u64 bits = ds_ops(s)->stop(s);
+	u64 bits = READ_ONCE(s->bits) ? ds_ops(s)->stop(s) : 0;
 
 	barrier();
 	s->pause++;
@@ -585,7 +593,13 @@ void ds_state_nmi_exit(struct ds_state *s)
 {
 	if (s->nmi_held) {
 		s->nmi_held = false;
-		ds_state_restart(s, s->nmi_bits);
+		/* Found off, left off: no DEBUGCTL access for an NMI then. */
+		if (s->nmi_bits) {
+			ds_state_restart(s, s->nmi_bits);
+		} else {
+			barrier();
+			s->pause--;
+		}
 	}
 	barrier();
 	s->nmi--;

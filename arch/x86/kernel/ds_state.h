@@ -130,7 +130,8 @@ struct ds_state_ops {
  *	is owed while it differs from @pmi_owed_gen
  * @frozen: ds_state_freeze(): the hardware stays off whatever asks
  * @bits: DEBUGCTL's layer bits as the state machine last set them; an
- *	NMI's hold clears the hardware's for a while, not these
+ *	NMI's hold clears the hardware's for a while, not these.  Zero only
+ *	while the hardware's are.
  *
  * Only the CPU itself changes it, with interrupts off or in NMI.
  */

@@ -96,6 +96,7 @@ enum ds_st_fault {
  * @pmis_raised: threshold PMIs the hardware raised
  * @pmis_claimed: NMIs the layer claimed
  * @nmis: NMIs raised
+ * @nmi_hw_calls: DEBUGCTL reads and writes made in NMI
  * @soft_crossings: a staged record took a sub-buffer to its threshold,
  *	where no PMI comes but the drain cannot tell and owes one
  * @full_nmis: NMIs of other drivers that found the sub-buffer at or past
@@ -138,6 +139,7 @@ struct ds_st_rig {
 	u32			pmis_raised;
 	u32			pmis_claimed;
 	u32			nmis;
+	u32			nmi_hw_calls;
 	u32			soft_crossings;
 	u32			full_nmis;
 	int			calls;
@@ -278,6 +280,7 @@ static u64 ds_st_stop(struct ds_state *s)
 	u64 bits;
 
 	ds_st_step(rig);
+	rig->nmi_hw_calls += rig->in_nmi;
 	bits = rig->debugctl;
 	rig->debugctl = 0;
 	ds_st_step(rig);
@@ -289,6 +292,7 @@ static void ds_st_write(struct ds_state *s, u64 bits)
 	struct ds_st_rig *rig = ds_st_rig(s);
 
 	ds_st_step(rig);
+	rig->nmi_hw_calls += rig->in_nmi;
 	if (!bits && rig->debugctl && rig->fault == DS_ST_IGNORE_STOP &&
 	    !rig->planted)
 		rig->planted = true;
@@ -930,6 +934,43 @@ static void ds_state_test_nmi_random(struct kunit *test)
 	}
 }
 
+/*
+ * Once any consumer exists, every CPU is armed, and most run tasks nobody
+ * traces: an NMI there (perf's, the watchdog's, a backtrace IPI) costs
+ * nothing but the layer's bookkeeping, no DEBUGCTL access.  One where the
+ * task is traced stops and restarts the hardware, once each.
+ */
+static void ds_state_test_nmi_untraced_free(struct kunit *test)
+{
+	struct ds_st_rig *rig = ds_st_alloc(test);
+	u32 i;
+
+	ds_st_reset(rig, -1, 0, DS_ST_SOUND);
+	rig->wanted = 0;
+	rig->step = "arm, nobody traced";
+	ds_state_arm(&rig->s, rig->task);
+	ds_st_switch(rig);
+	for (i = 0; i < 8; i++)
+		ds_st_nmi(rig, false);
+	KUNIT_EXPECT_EQ_MSG(test, rig->nmi_hw_calls, 0,
+			    "DEBUGCTL accesses in 8 NMIs of an untraced task");
+	rig->wanted = DS_ST_ON | DS_DEBUGCTL_BTINT;
+	rig->step = "traced";
+	ds_st_switch(rig);
+	ds_st_nmi(rig, false);
+	KUNIT_EXPECT_EQ_MSG(test, rig->nmi_hw_calls, 2,
+			    "DEBUGCTL accesses in an NMI of a traced task");
+	rig->wanted = 0;
+	rig->step = "untraced again";
+	ds_st_switch(rig);
+	ds_st_nmi(rig, false);
+	KUNIT_EXPECT_EQ_MSG(test, rig->nmi_hw_calls, 2,
+			    "DEBUGCTL accesses in an NMI after the trace stopped");
+	ds_state_disarm(&rig->s, rig->task);
+	ds_st_check_end(rig);
+	KUNIT_EXPECT_EQ(test, rig->faults, 0);
+}
+
 /* The checks catch each planted fault, with NMIs at every position. */
 static void ds_state_test_checks_catch(struct kunit *test)
 {
@@ -953,6 +994,7 @@ static void ds_state_test_checks_catch(struct kunit *test)
 static struct kunit_case ds_state_test_cases[] = {
 	KUNIT_CASE(ds_state_test_nmi_everywhere),
 	KUNIT_CASE(ds_state_test_nmi_random),
+	KUNIT_CASE(ds_state_test_nmi_untraced_free),
 	KUNIT_CASE(ds_state_test_checks_catch),
 	{}
 };
