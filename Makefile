@@ -66,6 +66,7 @@ bench: kernel qemu
 	@bench/bts-dump.sh
 	@bench/attach-cost.sh
 	@bench/exit-cost.sh
+	@bench/detach-cost.sh
 	@bench/delivery-cost.sh
 	@bench/marker-cost.sh
 

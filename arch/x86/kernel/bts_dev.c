@@ -306,8 +306,12 @@ static const struct ds_bts_ops bts_dev_ops = {
 	.task_fork	= bts_dev_task_fork,
 };
 
-/* Take @t's consumer away from the callbacks' view and release it. */
-void bts_thread_release(struct bts_file *f, struct bts_thread *t)
+/*
+ * Take @t's consumer away from the callbacks' view, its figures into the
+ * file's.  Return: the consumer, NULL if it had none.
+ */
+static struct ds_consumer *bts_thread_take(struct bts_file *f,
+					   struct bts_thread *t)
 {
 	struct ds_consumer *c;
 	struct ds_bts_status st;
@@ -317,15 +321,37 @@ void bts_thread_release(struct bts_file *f, struct bts_thread *t)
 	t->consumer = NULL;
 	spin_unlock(&f->threads_lock);
 	if (!c)
-		return;
+		return NULL;
 	ds_bts_status(c, &st);
 	f->released.produced += st.produced;
 	f->released.lost += st.lost;
 	f->released.throttled += st.throttled;
-	ds_release_bts(c);
-	/* Its process's events are no longer enabled for this trace. */
-	if (f->markers)
-		user_events_markers_refresh(t->task);
+	return c;
+}
+
+/*
+ * Release the consumers of @n threads at @ts, at once: one grace period for
+ * them all (ds_release_bts_many()).
+ */
+static void bts_threads_release(struct bts_file *f, struct bts_thread **ts,
+				unsigned int n)
+{
+	struct ds_consumer *cs[BTS_RELEASE_BATCH];
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		cs[i] = bts_thread_take(f, ts[i]);
+	ds_release_bts_many(cs, n);
+	/* Their processes' events are no longer enabled for this trace. */
+	for (i = 0; f->markers && i < n; i++)
+		if (cs[i])
+			user_events_markers_refresh(ts[i]->task);
+}
+
+/* Take @t's consumer away from the callbacks' view and release it. */
+void bts_thread_release(struct bts_file *f, struct bts_thread *t)
+{
+	bts_threads_release(f, &t, 1);
 }
 
 /*
@@ -373,54 +399,61 @@ static int bts_dev_open(struct inode *inode, struct file *file)
 }
 
 /*
- * Take the next thread not yet detached from.  Releasing a consumer waits
- * for its fork callbacks, which may add threads; they are found here too.
+ * Take up to @max threads not yet detached from, into @ts.  Releasing a
+ * consumer waits for its fork callbacks, which may add threads until the
+ * file is detached; they are found here too.
+ * Return: how many.
  */
-static struct bts_thread *bts_next_attached(struct bts_file *f)
+static unsigned int bts_take_attached(struct bts_file *f,
+				      struct bts_thread **ts, unsigned int max)
 {
-	struct bts_thread *t, *found = NULL;
+	struct bts_thread *t;
+	unsigned int n = 0;
 
 	spin_lock(&f->threads_lock);
 	list_for_each_entry(t, &f->threads, node) {
+		if (n == max)
+			break;
 		if (!t->detached) {
 			t->detached = true;
-			found = t;
-			break;
+			ts[n++] = t;
 		}
 	}
 	spin_unlock(&f->threads_lock);
-	return found;
+	return n;
 }
 
 /*
  * Stop tracing: every ring's records are copied, every stream gets what
- * is still staged, and the threads' records stay readable.
+ * is still staged, and the threads' records stay readable.  The threads
+ * go in batches, each with one grace period for all its consumers.
  * Context: the file's lock.
  */
 static void bts_detach(struct bts_file *f)
 {
-	struct bts_thread *t;
-	bool exited;
+	struct bts_thread *ts[BTS_RELEASE_BATCH];
+	struct ds_consumer *live[BTS_RELEASE_BATCH];
+	unsigned int i, n, nr;
 
 	spin_lock(&f->threads_lock);
 	f->detached = true;
 	spin_unlock(&f->threads_lock);
-	while ((t = bts_next_attached(f))) {
+	while ((n = bts_take_attached(f, ts, ARRAY_SIZE(ts)))) {
+		nr = 0;
 		spin_lock(&f->threads_lock);
-		exited = t->exited;
+		/* What is still staged comes to the stream now. */
+		for (i = 0; i < n; i++)
+			if (ts[i]->consumer && !ts[i]->exited)
+				live[nr++] = ts[i]->consumer;
 		spin_unlock(&f->threads_lock);
-		if (!t->consumer)
+		ds_suspend_bts_many(live, nr);
+		if (f->attach.mode != BTS_MODE_RING)
 			continue;
-		if (f->attach.mode == BTS_MODE_RING) {
-			/* A still ring: the copy need not race the thread. */
-			if (!exited)
-				ds_suspend_bts(t->consumer);
-			bts_thread_snapshot(t, t->consumer);
-			bts_thread_release(f, t);
-		} else if (!exited) {
-			/* What is still staged comes to the stream now. */
-			ds_suspend_bts(t->consumer);
-		}
+		/* A still ring: the copy need not race the thread. */
+		for (i = 0; i < n; i++)
+			if (ts[i]->consumer)
+				bts_thread_snapshot(ts[i], ts[i]->consumer);
+		bts_threads_release(f, ts, n);
 	}
 	wake_up(&f->wait);
 }
@@ -466,15 +499,16 @@ static void bts_markers_put(struct bts_file *f)
 static int bts_dev_release(struct inode *inode, struct file *file)
 {
 	struct bts_file *f = file->private_data;
-	struct bts_thread *t;
+	struct bts_thread *ts[BTS_RELEASE_BATCH], *t;
+	unsigned int n;
 
 	mutex_lock(&f->lock);
 	spin_lock(&f->threads_lock);
 	f->detached = true;
 	spin_unlock(&f->threads_lock);
 	/* Fork callbacks under way may still add threads: take them too. */
-	while ((t = bts_next_attached(f)))
-		bts_thread_release(f, t);
+	while ((n = bts_take_attached(f, ts, ARRAY_SIZE(ts))))
+		bts_threads_release(f, ts, n);
 	/* Those detached before: no callback adds a thread any more. */
 	list_for_each_entry(t, &f->threads, node)
 		bts_thread_release(f, t);

@@ -19,6 +19,12 @@
 #include <uapi/linux/bts.h>
 #include <asm/ds.h>
 
+/*
+ * Threads whose consumers are suspended or released at once, with one
+ * grace period for them all: arrays of this many pointers on the stack.
+ */
+#define BTS_RELEASE_BATCH	32
+
 struct bts_user;
 struct pid_namespace;
 struct task_struct;

@@ -434,6 +434,83 @@ bool ds_in_own_callback(const struct ds_consumer *c)
 }
 
 /**
+ * ds_release_bts_many() - stop tracing for consumers and free them
+ * @cs: the consumers
+ * @n:  how many
+ *
+ * As ds_release_bts() for each, with one grace period for them all rather
+ * than one each.  NULL entries are skipped; a consumer released from its
+ * own callback is left (a warning), its entry set to NULL.
+ *
+ * Context: process, may sleep; not holding a lock that the consumers'
+ * task_exit or task_fork callbacks take: release waits for them.
+ */
+void ds_release_bts_many(struct ds_consumer **cs, unsigned int n)
+{
+	bool live = false;
+	unsigned int i, gone = 0;
+
+	for (i = 0; i < n; i++) {
+		/* It would wait for itself: a bug, and leaking it beats a hang. */
+		if (cs[i] &&
+		    WARN_ONCE(ds_in_own_callback(cs[i]),
+			      "DS: a consumer released from its own callback\n"))
+			cs[i] = NULL;
+	}
+	mutex_lock(&ds_mutex);
+	/* A task that exited has no set left; removal is then a no-op. */
+	for (i = 0; i < n; i++)
+		if (cs[i])
+			ds_set_update(ds_set_slot(&cs[i]->cfg), NULL, cs[i]);
+	mutex_unlock(&ds_mutex);
+	for (i = 0; i < n; i++) {
+		if (!cs[i])
+			continue;
+		/* Make the hardware follow; no producer finds it after this. */
+		ds_sync(cs[i], DS_SYNC_NONE);
+		live |= ds_stream_producing(&cs[i]->stream);
+	}
+	/*
+	 * Nor does one that found it before, once a grace period has passed;
+	 * but a stream that is no longer its producer's has none left: its
+	 * task exited (see ds_exit_thread()), and a file tracing a build
+	 * releases thousands of those, or it was suspended a grace period
+	 * ago, as a file's threads are when it detaches.  (Readers that do
+	 * not produce may still hold it: its memory outlives them, see
+	 * ds_consumer_put().)
+	 */
+	if (live)
+		synchronize_rcu();
+	for (i = 0; i < n; i++) {
+		struct ds_consumer *c = cs[i];
+
+		if (!c)
+			continue;
+		/* Nor an exit or a clone: one under way has made its call. */
+		ds_callbacks_wait(c);
+		WRITE_ONCE(c->dead, true);
+		wake_up_all(&c->wait);
+		irq_work_sync(&c->notify);
+		/* A throttle that has not run yet no longer needs @c. */
+		if (c->cfg.task && task_work_cancel(c->cfg.task, &c->throttle))
+			ds_consumer_put(c);
+		gone++;
+	}
+
+	/* Not held above: a clone we waited for requests consumers. */
+	cpus_read_lock();
+	mutex_lock(&ds_mutex);
+	ds_nr_consumers -= gone;
+	if (gone && !ds_nr_consumers)
+		ds_stop();
+	mutex_unlock(&ds_mutex);
+	cpus_read_unlock();
+	for (i = 0; i < n; i++)
+		if (cs[i])
+			ds_consumer_put(cs[i]);
+}
+
+/**
  * ds_release_bts() - stop tracing for a consumer and free it
  * @c: the consumer
  *
@@ -446,45 +523,46 @@ bool ds_in_own_callback(const struct ds_consumer *c)
  */
 void ds_release_bts(struct ds_consumer *c)
 {
-	/* It would wait for itself: a bug, and leaking @c beats a hang. */
-	if (WARN_ONCE(ds_in_own_callback(c),
-		      "DS: a consumer released from its own callback\n"))
-		return;
-	mutex_lock(&ds_mutex);
-	/* A task that exited has no set left; removal is then a no-op. */
-	ds_set_update(ds_set_slot(&c->cfg), NULL, c);
-	mutex_unlock(&ds_mutex);
-	/* Make the hardware follow; no producer finds @c after this. */
-	ds_sync(c, DS_SYNC_NONE);
-	/*
-	 * Nor does one that found it before, once a grace period has passed;
-	 * but no producer has found the consumer of an exited task since its
-	 * exit (see ds_exit_thread()), and a file tracing a build releases
-	 * thousands of those.  (Readers that do not produce may still hold
-	 * it: its memory outlives them, see ds_consumer_put().)
-	 */
-	if (!ds_stream_closed(&c->stream))
-		synchronize_rcu();
-	/* Nor an exit or a clone: one under way has made its call. */
-	ds_callbacks_wait(c);
-
-	WRITE_ONCE(c->dead, true);
-	wake_up_all(&c->wait);
-	irq_work_sync(&c->notify);
-	/* A throttle that has not run yet no longer needs @c. */
-	if (c->cfg.task && task_work_cancel(c->cfg.task, &c->throttle))
-		ds_consumer_put(c);
-
-	/* Not held above: a clone we waited for requests consumers. */
-	cpus_read_lock();
-	mutex_lock(&ds_mutex);
-	if (!--ds_nr_consumers)
-		ds_stop();
-	mutex_unlock(&ds_mutex);
-	cpus_read_unlock();
-	ds_consumer_put(c);
+	ds_release_bts_many(&c, 1);
 }
 EXPORT_SYMBOL_IF_KUNIT(ds_release_bts);
+
+/**
+ * ds_suspend_bts_many() - stop recording for consumers, keeping their records
+ * @cs: the consumers
+ * @n:  how many
+ *
+ * As ds_suspend_bts() for each, with one grace period for them all.
+ *
+ * Context: process, may sleep.
+ */
+void ds_suspend_bts_many(struct ds_consumer **cs, unsigned int n)
+{
+	bool continuous = false;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		ds_sync(cs[i], DS_SYNC_SUSPEND);
+		/* A task held back in lossless mode goes on. */
+		wake_up_all(&cs[i]->wait);
+		continuous |= cs[i]->cfg.mode == DS_MODE_CONTINUOUS;
+	}
+	/*
+	 * A continuous stream may owe a loss record.  Producers run under
+	 * RCU: after a grace period none that missed the flag is left, and
+	 * the stream is the consumer's to write.  (A ring owes nothing, and
+	 * is not kept waiting.)
+	 */
+	if (!continuous)
+		return;
+	synchronize_rcu();
+	for (i = 0; i < n; i++) {
+		if (cs[i]->cfg.mode != DS_MODE_CONTINUOUS)
+			continue;
+		ds_stream_suspend(&cs[i]->stream);
+		ds_stream_flush_lost(&cs[i]->stream);
+	}
+}
 
 /**
  * ds_suspend_bts() - stop recording for a consumer, keeping its records
@@ -496,19 +574,7 @@ EXPORT_SYMBOL_IF_KUNIT(ds_release_bts);
  */
 void ds_suspend_bts(struct ds_consumer *c)
 {
-	ds_sync(c, DS_SYNC_SUSPEND);
-	/* A task held back in lossless mode goes on. */
-	wake_up_all(&c->wait);
-	/*
-	 * A continuous stream may owe a loss record.  Producers run under
-	 * RCU: after a grace period none that missed the flag is left.  (A
-	 * ring owes nothing, and is not kept waiting.)
-	 */
-	if (c->cfg.mode == DS_MODE_CONTINUOUS) {
-		synchronize_rcu();
-		ds_stream_suspend(&c->stream);
-		ds_stream_flush_lost(&c->stream);
-	}
+	ds_suspend_bts_many(&c, 1);
 }
 EXPORT_SYMBOL_IF_KUNIT(ds_suspend_bts);
 
