@@ -44,9 +44,9 @@ int main(int argc, char **argv)
 
 		if (sscanf(line, "%u %255s %63s", &want, hex, name) != 3)
 			errx(2, "bad line: %s", line);
-		for (n = 0; n < sizeof(code) && sscanf(hex + 2 * n, "%2hhx",
-							  &code[n]) == 1; n++)
-			;
+		for (n = 0; n < sizeof(code); n++)
+			if (sscanf(hex + 2 * n, "%2hhx", &code[n]) != 1)
+				break;
 		total++;
 		left = n;
 		got = insn_len(code, n, is64);

@@ -156,8 +156,10 @@ int main(int argc, char **argv)
 
 	if (argc < 5 || strcmp(argv[1], "--pt"))
 		errx(2, "usage: pt-branches --pt FILE[:FROM-TO] --raw FILE:FROM-TO:ADDRESS...");
-	if (!cut_range(argv[2], &from, &to))
-		from = to = 0;
+	if (!cut_range(argv[2], &from, &to)) {
+		from = 0;
+		to = 0;
+	}
 	pt = map_file(argv[2], &size);
 	if (to > size)
 		errx(2, "%s: 0x%" PRIx64 "-0x%" PRIx64 " is past its end",
