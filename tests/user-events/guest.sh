@@ -35,7 +35,9 @@
 #                    same event meanwhile, untraced; c.out, of a process
 #                    bts-dump starts (c.jsonl); fork-alone.out and
 #                    fork-inherit.out, forkbit's child and parent traced
-#                    with and without --no-inherit
+#                    with and without --no-inherit; uffd.out, uffdbit's
+#                    account of an attach whose enable-bit fault waits
+#                    on a userfaultfd while another process registers
 #   recorder/*       with oracle or selftests: the bts tracer with
 #                    options/bts-markers, N = 65536: CPU 1's trace while
 #                    markers runs there alone (alone.trace), then, with
@@ -200,6 +202,9 @@ step enable/fork-alone "${run_env[@]}" "$dump" --no-inherit \
 step enable/fork-inherit "${run_env[@]}" "$dump" \
 	--markers='bts_test_*' --format=raw -o "$e/fork-inherit.raw" \
 	-- "$progs/forkbit"
+# An attach's refresh faults an enable-bit page in without event_mutex:
+# the fault waits on a userfaultfd while another process registers.
+step enable/uffd timeout 120 "$progs/uffdbit"
 
 # The flight recorder with markers: every event in every process, on
 # every CPU; with a bts-dump beside it on the same thread.  Everything but
