@@ -980,6 +980,14 @@ static unsigned int ds_test_calls(const struct bts_record *r, u32 n,
 	return calls;
 }
 
+/*
+ * The freeze test's ring, and what it reads of it: the branches between
+ * ds_test_before_freeze() and the freeze number a few dozen, a few
+ * hundred in a kernel with KASAN and lockdep; short of the hardware ring
+ * (2 * DS_STAGING_RECORDS), so that a ring of both sides stays one.
+ */
+#define DS_TEST_FREEZE_RECORDS	1024
+
 /* What ds_test_freeze_steps() found, @paused: frozen inside a pause. */
 struct ds_test_freeze {
 	struct ds_consumer	*ring;
@@ -1013,7 +1021,7 @@ static void ds_test_freeze_steps(void *p)
 		ds_test_nmi_handlers();
 		t->frozen_bits[2] = get_debugctlmsr() & DS_DEBUGCTL_OWNED;
 	}
-	t->n = ds_read_last_local(t->ring, t->out, 256);
+	t->n = ds_read_last_local(t->ring, t->out, DS_TEST_FREEZE_RECORDS);
 	t->staged_left = dc->ds->bts_index != dc->ds->bts_buffer_base;
 	t->hw_ring[1] = dc->st.ring == &t->ring->stream;
 	ds_thaw_local();
@@ -1037,22 +1045,36 @@ static void ds_test_freeze_one(struct kunit *test, enum ds_priv priv)
 	int allowed = ds_kernel_recording, cpu, i;
 	bool hw_ring = priv == DS_PRIV_ALL;
 	struct ds_test_freeze t = { };
-	unsigned int before, after;
+	struct ds_bts_config cfg = {
+		.priv		= priv,
+		.mode		= DS_MODE_RING,
+		.nr_records	= DS_TEST_FREEZE_RECORDS,
+	};
+	unsigned int before, after, first;
 
 	if (!ds_bts_available())
 		kunit_skip(test, "no BTS");
-	t.out = kunit_kcalloc(test, 256, sizeof(*t.out), GFP_KERNEL);
+	static_assert(DS_TEST_FREEZE_RECORDS < 2 * DS_STAGING_RECORDS);
+	t.out = kunit_kcalloc(test, DS_TEST_FREEZE_RECORDS, sizeof(*t.out),
+			      GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t.out);
 	cpu = cpumask_first(cpu_online_mask);
+	cfg.cpu = cpu;
 	/* Kernel-mode records: this CPU's kernel code is what it traces. */
 	WRITE_ONCE(ds_kernel_recording, 1);
-	t.ring = ds_test_request(test, cpu, priv, DS_MODE_RING, 0);
+	t.ring = ds_test_request_cfg(test, &cfg);
 	WRITE_ONCE(ds_kernel_recording, allowed);
 
 	for (i = 0; i < 2; i++) {
 		t.paused = i;
 		smp_call_function_single(cpu, ds_test_freeze_steps, &t, 1);
-		before = ds_test_calls(t.out, t.n, ds_test_before_freeze);
+		/* This round's: the ring keeps the one before. */
+		for (first = t.n; first > 0; first--)
+			if (t.out[first - 1].to ==
+			    (u64)(unsigned long)ds_test_freeze_steps)
+				break;
+		before = ds_test_calls(t.out + first, t.n - first,
+				       ds_test_before_freeze);
 		after = ds_test_calls(t.out, t.n, ds_test_after_freeze);
 		KUNIT_EXPECT_EQ_MSG(test, t.frozen_bits[0], 0,
 				    "frozen (paused %d): DEBUGCTL %#llx", i,
