@@ -75,17 +75,7 @@ static void target(int to_parent, int from_parent)
 	*word = 0;
 	ue = open(USER_EVENTS_DATA, O_RDWR);
 	CHECK(ue >= 0);
-	{
-		struct user_reg r = {
-			.size = sizeof(r),
-			.enable_bit = 0,
-			.enable_size = sizeof(int),
-			.enable_addr = (uintptr_t)word,
-			.name_args = (uintptr_t)"bts_test_uffd u32 x",
-		};
-
-		CHECK(ioctl(ue, DIAG_IOCSREG, &r) == 0);
-	}
+	ue_register_at(ue, "bts_test_uffd u32 x", word);
 	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 	CHECK(uffd >= 0);
 	CHECK(ioctl(uffd, UFFDIO_API, &api) == 0);
@@ -135,18 +125,10 @@ static void tracer(pid_t pid, int result, int hold)
 /* Register another event; say 'd' on @done when it returned. */
 static void registrar(int done)
 {
-	static int other;
-	struct user_reg r = {
-		.size = sizeof(r),
-		.enable_bit = 0,
-		.enable_size = sizeof(other),
-		.enable_addr = (uintptr_t)&other,
-		.name_args = (uintptr_t)"bts_test_uffd_other u32 y",
-	};
 	int ue = open(USER_EVENTS_DATA, O_RDWR);
 
 	CHECK(ue >= 0);
-	CHECK(ioctl(ue, DIAG_IOCSREG, &r) == 0);
+	ue_register(ue, "bts_test_uffd_other u32 y", 0);
 	put_byte(done, 'd');
 	_exit(0);
 }

@@ -23,19 +23,28 @@
 /* The enable words user_events sets; the programs write regardless. */
 static int enabled[8];
 
-/* Register @cmd ("NAME FIELDS"); returns its write index. */
-static inline int ue_register(int fd, const char *cmd, int slot)
+/*
+ * Register @cmd ("NAME FIELDS") with its enable bit at bit 0 of @word;
+ * returns its write index.
+ */
+static inline int ue_register_at(int fd, const char *cmd, volatile int *word)
 {
 	struct user_reg reg = {
 		.size = sizeof(reg),
 		.enable_bit = 0,
-		.enable_size = sizeof(enabled[0]),
-		.enable_addr = (uintptr_t)&enabled[slot],
+		.enable_size = sizeof(*word),
+		.enable_addr = (uintptr_t)word,
 		.name_args = (uintptr_t)cmd,
 	};
 
 	CHECK(ioctl(fd, DIAG_IOCSREG, &reg) == 0);
 	return reg.write_index;
+}
+
+/* Register @cmd with its enable bit in enabled[@slot]. */
+static inline int ue_register(int fd, const char *cmd, int slot)
+{
+	return ue_register_at(fd, cmd, &enabled[slot]);
 }
 
 /* writev(@fd, @iov, @n) with the syscall instruction itself. */
