@@ -302,11 +302,14 @@ out:
 	return c;
 }
 
-/* ds_request_bts(), the consumer's memory charged to @memcg. */
-static struct ds_consumer *ds_request(const struct ds_bts_config *cfg,
-				      struct mem_cgroup *memcg)
+/*
+ * A consumer for ds_request_bts(), checked and allocated (charged to
+ * @memcg) but not yet published.  Return: it, or an ERR_PTR() as
+ * ds_request_bts() documents.
+ */
+static struct ds_consumer *ds_consumer_new(const struct ds_bts_config *cfg,
+					   struct mem_cgroup *memcg)
 {
-	bool published = false;
 	struct ds_consumer *c;
 	int ret;
 
@@ -350,45 +353,54 @@ static struct ds_consumer *ds_request(const struct ds_bts_config *cfg,
 	c->suspended = true;
 	if (cfg->task)
 		get_task_struct(cfg->task);
+	return c;
+}
 
-	cpus_read_lock();
-	mutex_lock(&ds_mutex);
-	ret = ds_nr_consumers ? ds_arm_missing(cfg) : ds_start();
+/*
+ * Put @c in its task's or CPU's set, and count it.  A task found exiting
+ * refuses it, after it was visible: @published tells the caller to wait
+ * for the readers that may have found it (ds_consumer_discard()).  The
+ * set's memory is charged to the active memory cgroup.
+ * Context: ds_mutex, the layer started (ds_nr_consumers or ds_start()).
+ */
+static int ds_publish(struct ds_consumer *c, bool *published)
+{
+	int ret;
+
+	*published = false;
+	ret = ds_set_update(ds_set_slot(&c->cfg), c, NULL);
 	if (ret)
-		goto unlock;
-	ret = ds_set_update(ds_set_slot(cfg), c, NULL);
-	if (!ret && cfg->task) {
+		return ret;
+	if (c->cfg.task) {
 		/*
 		 * Either ds_exit_thread() sees the set or we see the task
 		 * exiting.  Pairs with smp_mb() in ds_exit_thread().
 		 */
 		smp_mb();
-		if (cfg->task->flags & PF_EXITING) {
-			ds_set_update(ds_set_slot(cfg), NULL, c);
-			published = true;
-			ret = -ESRCH;
+		if (c->cfg.task->flags & PF_EXITING) {
+			ds_set_update(ds_set_slot(&c->cfg), NULL, c);
+			*published = true;
+			return -ESRCH;
 		}
 	}
-	if (ret) {
-		if (!ds_nr_consumers)
-			ds_stop();
-		goto unlock;
-	}
 	ds_nr_consumers++;
-unlock:
-	mutex_unlock(&ds_mutex);
-	cpus_read_unlock();
-	if (ret) {
-		/* A drain may have found it while it was published. */
-		if (published)
-			synchronize_rcu();
-		ds_consumer_put(c);
-		return ERR_PTR(ret);
-	}
-	/* Start the hardware for it now rather than at the next switch. */
-	ds_sync(c, cfg->flags & DS_BTS_SUSPENDED ? DS_SYNC_NONE :
+	return 0;
+}
+
+/* Free a consumer that ds_publish() refused. */
+static void ds_consumer_discard(struct ds_consumer *c, bool published)
+{
+	/* A drain may have found it while it was published. */
+	if (published)
+		synchronize_rcu();
+	ds_consumer_put(c);
+}
+
+/* Start the hardware for a new consumer now rather than at the next switch. */
+static void ds_consumer_start(struct ds_consumer *c)
+{
+	ds_sync(c, c->cfg.flags & DS_BTS_SUSPENDED ? DS_SYNC_NONE :
 		DS_SYNC_RESUME);
-	return c;
 }
 
 /**
@@ -413,9 +425,28 @@ unlock:
 struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 {
 	struct mem_cgroup *memcg = get_mem_cgroup_from_current();
-	struct ds_consumer *c = ds_request(cfg, memcg);
+	struct ds_consumer *c = ds_consumer_new(cfg, memcg);
+	bool published = false;
+	int ret;
 
 	mem_cgroup_put(memcg);
+	if (IS_ERR(c))
+		return c;
+	cpus_read_lock();
+	mutex_lock(&ds_mutex);
+	ret = ds_nr_consumers ? ds_arm_missing(cfg) : ds_start();
+	if (!ret) {
+		ret = ds_publish(c, &published);
+		if (ret && !ds_nr_consumers)
+			ds_stop();
+	}
+	mutex_unlock(&ds_mutex);
+	cpus_read_unlock();
+	if (ret) {
+		ds_consumer_discard(c, published);
+		return ERR_PTR(ret);
+	}
+	ds_consumer_start(c);
 	return c;
 }
 EXPORT_SYMBOL_IF_KUNIT(ds_request_bts);
@@ -964,7 +995,9 @@ void ds_exit_thread(struct task_struct *tsk)
  */
 void ds_fork_thread(struct task_struct *child)
 {
-	struct ds_consumer *cons[DS_MAX_CONSUMERS];
+	struct ds_consumer *cons[DS_MAX_CONSUMERS], *kids[DS_MAX_CONSUMERS];
+	bool published[DS_MAX_CONSUMERS];
+	int err[DS_MAX_CONSUMERS] = {};
 	unsigned int i, n = 0;
 	struct ds_set *set;
 
@@ -989,26 +1022,55 @@ void ds_fork_thread(struct task_struct *child)
 		}
 	}
 	mutex_unlock(&ds_mutex);
+	if (!n)
+		return;
 
 	for (i = 0; i < n; i++) {
 		struct ds_bts_config cfg = cons[i]->cfg;
-		struct mem_cgroup *old;
-		struct ds_consumer *c;
 
 		cfg.task = child;
-		/* The tracer's memory cgroup pays, for the callback's too. */
+		/* The tracer's memory cgroup pays, not the traced process. */
+		kids[i] = ds_consumer_new(&cfg, cons[i]->memcg);
+	}
+	/*
+	 * One lock for all of them, and no CPU to start or arm: the
+	 * parent's consumers keep the layer started, since a release counts
+	 * its consumer out only after its callbacks, and we hold those.
+	 */
+	mutex_lock(&ds_mutex);
+	for (i = 0; i < n; i++) {
+		struct mem_cgroup *old;
+
+		if (IS_ERR(kids[i]))
+			continue;
 		old = set_active_memcg(cons[i]->memcg);
-		c = ds_request(&cfg, cons[i]->memcg);
+		err[i] = ds_publish(kids[i], &published[i]);
+		set_active_memcg(old);
+	}
+	mutex_unlock(&ds_mutex);
+
+	for (i = 0; i < n; i++) {
+		const struct ds_bts_config *pcfg = &cons[i]->cfg;
+		struct ds_consumer *c = kids[i];
+		struct mem_cgroup *old;
+
+		if (!IS_ERR(c) && err[i]) {
+			ds_consumer_discard(c, published[i]);
+			c = ERR_PTR(err[i]);
+		}
+		/* The callback's allocations are the tracer's too. */
+		old = set_active_memcg(cons[i]->memcg);
 		if (IS_ERR(c)) {
-			cfg.ops->task_fork(cons[i], NULL, cfg.data);
+			pcfg->ops->task_fork(cons[i], NULL, pcfg->data);
 		} else {
+			ds_consumer_start(c);
 			/*
 			 * The child's callbacks cannot run before this; the
 			 * callback may release @c, so it is held until then.
 			 */
 			refcount_inc(&c->refs);
-			c->cfg.data = cfg.ops->task_fork(cons[i], c,
-							 cfg.data);
+			c->cfg.data = pcfg->ops->task_fork(cons[i], c,
+							   pcfg->data);
 			ds_consumer_put(c);
 		}
 		set_active_memcg(old);
