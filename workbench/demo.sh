@@ -5,7 +5,8 @@
 # capability; for now it boots the test kernel on the emulated Intel CPU
 # with BTS and shows upstream perf, our bts-dump and gdb tracing a
 # program's branches, perf and bts-dump tracing one at once, the ftrace flight recorder, and an application's
-# user_events as markers among its branches.
+# user_events as markers among its branches, in bts-dump's trace and in
+# gdb's history.
 set -euo pipefail
 
 repo=$(realpath "$(dirname "$0")/..")
@@ -124,4 +125,17 @@ gcc -static -no-pie -O1 -g -I"$repo/tests/bts/progs" -I"$out/include" \
 		'"$out"'/markers >/tmp/markers.txt 2>&1
 	grep -m 1 -B 3 -A 1 -- "-- event u:bts_test_b" /tmp/markers.txt
 	echo "  ... $(grep -c -- "-- event u:" /tmp/markers.txt) events in all"
+	echo
+	echo "== gdb: the same events in its branch history: bts markers, info bts-markers, bts goto-marker =="
+	# tools/bts-dump/gdb/bts.py: record, subscribe, run to the end of the
+	# events; list them; replay from the write of the seventh.
+	gdb -nx -batch -ex "source '"$repo"'/tools/bts-dump/gdb/bts.py" \
+		-ex "set record btrace bts buffer-size 1048576" \
+		-ex "break main" -ex run -ex "record btrace bts" \
+		-ex "bts markers bts_test_*" \
+		-ex "break '"$(grep -n "CHECK(write(STDOUT_FILENO" 			"$repo/tests/user-events/progs/markers.c" | cut -d: -f1)"'" \
+		-ex continue -ex "info bts-markers" -ex "bts goto-marker 7" \
+		-ex "info record" -ex "record instruction-history /f -" \
+		-ex kill --args '"$out"'/markers 2>&1 |
+		sed -n "/^1  /,/^Kill/p" | grep -v ^Kill | sed -n "1,8p;/^#0/,\$p"
 '

@@ -38,6 +38,13 @@
 #                    with and without --no-inherit; uffd.out, uffdbit's
 #                    account of an attach whose enable-bit fault waits
 #                    on a userfaultfd while another process registers
+#   gdb/*            with oracle: gdb's `bts markers` (the extension,
+#                    tools/bts-dump/gdb/bts.py, and gdb_driver.py):
+#                    gdbmarks.c under record btrace bts with a 4 MB
+#                    buffer, stopped in stop_here() (threads.jsonl), the
+#                    same with gdb's smallest buffer (older.jsonl), m32
+#                    stopped at its exit (m32.jsonl); the oracle's runs
+#                    of both (oracle.txt, m32-oracle.txt)
 #   recorder/*       with oracle or selftests: the bts tracer with
 #                    options/bts-markers, N = 65536: CPU 1's trace while
 #                    markers runs there alone (alone.trace), then, with
@@ -52,6 +59,7 @@
 set -u
 
 res=$1 build=$2 dump=$3 extra=${4:-}
+here=$(dirname "$(realpath "$0")")
 progs=$build/progs
 run_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LC_ALL=C
 	setarch x86_64 -R)
@@ -72,7 +80,7 @@ cd /tmp || exit 125
 ulimit -c 0
 mountpoint -q /sys/kernel/tracing ||
 	mount -t tracefs nodev /sys/kernel/tracing || exit 125
-for d in markers threads reregister m32 nobody enable selftests recorder; do
+for d in markers threads reregister m32 nobody enable selftests recorder gdb; do
 	mkdir -p "$res/$d" && chmod 0777 "$res/$d" || exit 125
 done
 
@@ -205,6 +213,35 @@ step enable/fork-inherit "${run_env[@]}" "$dump" \
 # An attach's refresh faults an enable-bit page in without event_mutex:
 # the fault waits on a userfaultfd while another process registers.
 step enable/uffd timeout 120 "$progs/uffdbit"
+
+# gdb's `bts markers`: every event placed in gdb's history where it was
+# written, checked against the oracle's run of the same program.
+# gdb_markers STEP BUFFER_SIZE START STOP PROG: record from START,
+# subscribe, run to STOP, dump what the extension shows.
+gdb_markers()
+{
+	local name=$1 size=$2 start=$3 stop=$4 prog=$5
+	step "gdb/$name" "${run_env[@]}" timeout 300 gdb -nx -batch \
+		-ex "source $here/../../tools/bts-dump/gdb/bts.py" \
+		-ex "source $here/gdb_driver.py" \
+		-ex "set record btrace bts buffer-size $size" \
+		-ex 'handle SIGUSR1 nostop noprint pass' \
+		-ex "break $start" -ex run \
+		-ex 'record btrace bts' -ex "bts markers bts_test_*" \
+		-ex "$stop" -ex continue \
+		-ex "bts-test-dump $res/gdb/$name.jsonl" \
+		-ex kill --args "$prog"
+}
+if [ "$extra" = oracle ]; then
+	step gdb/oracle "${run_env[@]}" "$build/oracle" -t \
+		-o "$res/gdb/oracle.txt" -- "$progs/gdbmarks"
+	step gdb/m32-oracle "${run_env[@]}" "$build/oracle" -t \
+		-o "$res/gdb/m32-oracle.txt" -- "$progs/m32"
+	gdb_markers threads 4194304 main 'break *stop_here' "$progs/gdbmarks"
+	# gdb's least: a page, some 170 branches.
+	gdb_markers older 1 main 'break *stop_here' "$progs/gdbmarks"
+	gdb_markers m32 4194304 main32 'catch syscall exit' "$progs/m32"
+fi
 
 # The flight recorder with markers: every event in every process, on
 # every CPU; with a bts-dump beside it on the same thread.  Everything but

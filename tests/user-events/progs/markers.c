@@ -47,18 +47,6 @@ noipa void emit_b(unsigned int seq)
 	ue_writev(fd, iov, 3);
 }
 
-noipa void emit_big(unsigned int seq)
-{
-	struct __attribute__((packed)) {
-		int idx;
-		unsigned int seq;
-		char blob[100];
-	} ev = { idx_big, seq, "" };
-
-	memset(ev.blob, 'x', sizeof(ev.blob) - 1);
-	ue_write(fd, &ev, sizeof(ev));
-}
-
 noipa void emit_c(unsigned int seq)
 {
 	struct { int idx; unsigned int seq; } ev = { idx_c, seq };
@@ -99,7 +87,7 @@ int main(void)
 			logged("bts_other_c", i);
 		}
 		if (i % 5 == 0) {
-			emit_big(i);
+			emit_big(fd, idx_big, i);
 			logged("bts_test_big", i);
 		}
 	}

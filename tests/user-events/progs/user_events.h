@@ -90,4 +90,20 @@ noipa void emit_a(int fd, int idx, unsigned int seq, const char *tag)
 	ue_write(fd, &ev, sizeof(ev));
 }
 
+/*
+ * bts_test_big (u32 seq; char[100] blob), 104 bytes, more than a marker
+ * carries, registered at write index @idx.
+ */
+noipa void emit_big(int fd, int idx, unsigned int seq)
+{
+	struct __attribute__((packed)) {
+		int idx;
+		unsigned int seq;
+		char blob[100];
+	} ev = { idx, seq, "" };
+
+	memset(ev.blob, 'x', sizeof(ev.blob) - 1);
+	ue_write(fd, &ev, sizeof(ev));
+}
+
 #endif /* TESTS_USER_EVENTS_H */
