@@ -35,6 +35,9 @@
  * FILE and the segments it ran, as ptxed's --raw FILE:FROM-TO:ADDRESS;
  * code only the trace carries (the vDSO) goes to files FILE.memN.
  *
+ * A marker is a PTWRITE of its event's id at the system call that wrote
+ * it (pt_marker()); FILE.ptxed names the events.
+ *
  * A PT stream has no thread id: the file holds the first thread the
  * output shows (--tid chooses), and bts-dump says how many records of
  * other threads it left out.
@@ -91,6 +94,8 @@ struct pt_state {
 	u64 psb_at;			/* where the last PSB is */
 	u64 others;			/* records of other threads left out */
 	u64 resyncs;			/* records the code did not explain */
+	u64 markers;			/* PTWRITEs written */
+	u64 markers_left_out;		/* markers where tracing was off */
 	int failed;			/* a write's errno */
 	/* the stretch the stream is in: where its PSB is, what code it ran */
 	u64 stretch_at;
@@ -535,6 +540,52 @@ static void pt_kernel(struct printer *pr, struct thread *t,
 		start_at(pr, st, t, k->resume);
 }
 
+/*
+ * A marker is a PTWRITE at the instruction that wrote it (its system call),
+ * as PT would have it: a PTW packet of 8 bytes, the marker's @flags (the
+ * event's id in bits 31..0, its generation in 63..32), with the IP bit,
+ * then the FUP with that instruction's address.  FILE.ptxed names each
+ * PTWRITE's event, with its fields, in the order of the stream.
+ */
+static void pt_marker(struct printer *pr, struct thread *t,
+		      const struct marker *m)
+{
+	struct pt_state *st = state_of(pr, t);
+	struct pt_packet p = { .type = ppt_ptw };
+	u64 site = m->r->to;
+
+	if (!st)
+		return;
+	if (st->flow != FLOW_ON || !site) {
+		/* No instruction to bind it to: the trace is off there. */
+		st->markers_left_out++;
+		return;
+	}
+	reach(pr, st, t, site);
+	flush_tnt(pr, st);
+	p.payload.ptw.plc = 1;		/* 8 bytes */
+	p.payload.ptw.ip = 1;
+	p.payload.ptw.payload = m->r->flags;
+	put_packet(pr, st, &p);
+	put_ip(pr, st, ppt_fup, site);
+	st->markers++;
+	if (!st->images)
+		return;
+	fprintf(st->images, "# ptwrite %llu 0x%llx at 0x%llx: ",
+		(unsigned long long)st->markers,
+		(unsigned long long)m->r->flags, (unsigned long long)site);
+	if (m->event) {
+		fprintf(st->images, "u:%s", event_name(m->event));
+		if (m->have_payload)
+			event_print_fields(st->images, m->event, t->payload,
+					   BTS_MARKER_LEN(m->r->from), false);
+	} else {
+		fprintf(st->images, "event %u (generation %u)",
+			BTS_MARKER_ID(m->r->flags), BTS_MARKER_GEN(m->r->flags));
+	}
+	fputc('\n', st->images);
+}
+
 static void pt_lost(struct printer *pr, struct thread *t,
 		    const struct lost *l)
 {
@@ -575,6 +626,9 @@ static int pt_finish(struct printer *pr)
 	if (st->resyncs)
 		warnx("--format=pt: %llu records the code does not lead to, each an overflow packet",
 		      (unsigned long long)st->resyncs);
+	if (st->markers_left_out)
+		warnx("--format=pt: %llu markers left out: the trace was off where they were written",
+		      (unsigned long long)st->markers_left_out);
 	if (st->failed)
 		return output_error(pr, st->failed);
 	return st->images_failed ? 1 : 0;
@@ -603,6 +657,7 @@ const struct output output_pt = {
 	.branch		= pt_branch,
 	.kernel		= pt_kernel,
 	.lost		= pt_lost,
+	.marker		= pt_marker,
 	.finish		= pt_finish,
 	.free		= pt_free,
 };

@@ -187,6 +187,34 @@ def test_pt():
         "\n".join(got) + err)
 
 
+def test_pt_markers():
+    """--format=pt: markers as PTWRITEs, decoded by libipt"""
+    mine, want = records(95)
+    at = mine.index(rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5),
+                              a("raw_write", 7)))
+    # bts_test_a, seq 3: written by raw_write's system call.
+    recs = mine[:at] + rg.user_event(7, 2, a("raw_write", 5),
+                                     b"\x03\0\0\0tag3\0\0\0\0") + mine[at:]
+    f = write("pt-markers.raw", rg.header() +
+              rg.maps_chunk(95, "".join(rg.maps_lines(PROG))) +
+              rg.event_format_chunk(7, 2, "bts_test_a u32 seq; char[8] tag") +
+              rg.records_chunk(recs))
+    rc, drc, got, err = round_trip(f, "pt-markers.pt")
+    cut = want.index("%x => 0" % a("raw_write", 5))
+    want = want[:cut] + ["ptwrite 200000007 at %x" % a("raw_write", 5)] + \
+        want[cut:]
+    tap(rc == 0 and drc == 0 and got == want,
+        "PT stream: a marker is a PTWRITE of its event's id and generation "
+        "at the system call that wrote it, between the same branches",
+        mismatch(want, got, err))
+    with open(os.path.join(WORK, "pt-markers.pt.ptxed")) as fp:
+        named = [x for x in fp if x.startswith("# ptwrite ")]
+    line = '# ptwrite 1 0x200000007 at 0x%x: u:bts_test_a seq=3 tag="tag3"\n' \
+        % a("raw_write", 5)
+    tap(named == [line], "PT stream: FILE.ptxed names each PTWRITE's event, "
+        "with its fields", "".join(named) or "no # ptwrite line")
+
+
 def test_pt32():
     """--format=pt of 32-bit code, decoded by libipt"""
     recs, want = records32(97)

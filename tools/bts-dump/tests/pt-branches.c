@@ -137,6 +137,11 @@ static void on_event(struct flow *f, const struct pt_event *ev)
 	case ptev_enabled:
 		f->have_last = false;
 		break;
+	case ptev_ptwrite:
+		printf("ptwrite %" PRIx64 " at %" PRIx64 "\n",
+		       ev->variant.ptwrite.payload,
+		       ev->ip_suppressed ? 0 : ev->variant.ptwrite.ip);
+		break;
 	default:
 		break;
 	}
