@@ -214,6 +214,11 @@ const struct event_format *events_find(const struct events *ev, u32 id,
 const char *event_name(const struct event_format *e);
 void event_print_fields(FILE *f, const struct event_format *e,
 			const u8 *payload, size_t len, bool json);
+void event_write_tracefs_format(FILE *f, const struct event_format *e,
+				u32 id);
+size_t event_entry_fields(const struct event_format *e, const u8 *payload,
+			  size_t len, u8 *out, size_t cap);
+const struct event_format *events_get(const struct events *ev, size_t i);
 
 /* decode.c: one x86 instruction */
 enum insn_kind {

@@ -340,3 +340,151 @@ void event_print_fields(FILE *f, const struct event_format *e,
 		put_bytes(f, payload, len);
 	}
 }
+
+/* A field's declaration in a tracefs format file. */
+static void put_decl(FILE *f, const struct field *fl)
+{
+	const char *elem = fl->chars ? "char" : "unsigned char";
+
+	switch (fl->kind) {
+	case FIELD_INT:
+		fprintf(f, "s%u %s", 8 * fl->size, fl->name);
+		break;
+	case FIELD_UINT:
+		fprintf(f, "u%u %s", 8 * fl->size, fl->name);
+		break;
+	case FIELD_CHARS:
+		fprintf(f, "char %s[%u]", fl->name, fl->size);
+		break;
+	case FIELD_BYTES:
+		fprintf(f, "unsigned char %s[%u]", fl->name, fl->size);
+		break;
+	case FIELD_DATA_LOC:
+		fprintf(f, "__data_loc %s[] %s", elem, fl->name);
+		break;
+	case FIELD_REL_LOC:
+		fprintf(f, "__rel_loc %s[] %s", elem, fl->name);
+		break;
+	}
+}
+
+/* A field's conversion and argument in the print format. */
+static void put_print(FILE *f, const struct field *fl, bool arg)
+{
+	const char *rel = fl->kind == FIELD_REL_LOC ? "rel_" : "";
+
+	if (!arg) {
+		if (fl->kind == FIELD_INT)
+			fputs(fl->size == 8 ? "%lld" : "%d", f);
+		else if (fl->kind == FIELD_UINT)
+			fputs(fl->size == 8 ? "%llu" : "%u", f);
+		else
+			fputs("%s", f);
+		return;
+	}
+	switch (fl->kind) {
+	case FIELD_INT:
+	case FIELD_UINT:
+	case FIELD_CHARS:
+		fprintf(f, "REC->%s", fl->name);
+		break;
+	case FIELD_BYTES:
+		fprintf(f, "__print_hex(REC->%s, %u)", fl->name, fl->size);
+		break;
+	case FIELD_DATA_LOC:
+	case FIELD_REL_LOC:
+		if (fl->chars) {
+			fprintf(f, "__get_%sstr(%s)", rel, fl->name);
+			break;
+		}
+		fprintf(f, "__print_hex(__get_%sdynamic_array(%s), ", rel,
+			fl->name);
+		fprintf(f, "__get_%sdynamic_array_len(%s))", rel, fl->name);
+		break;
+	}
+}
+
+/*
+ * Event @e as tracefs's format file describes a user_event, under id @id:
+ * the common fields of a trace entry, the event's own after them, and a
+ * print format that shows them as the text output does.  For perf's
+ * tracing data (--format=perf).  The fields after one this reader does not
+ * know are left out.
+ */
+void event_write_tracefs_format(FILE *f, const struct event_format *e,
+				u32 id)
+{
+	size_t i;
+
+	fprintf(f, "name: %s\nID: %u\nformat:\n"
+		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+		"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+		"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n",
+		e->name, id);
+	for (i = 0; i < e->nfields; i++) {
+		const struct field *fl = &e->fields[i];
+
+		fputs("\tfield:", f);
+		put_decl(f, fl);
+		fprintf(f, ";\toffset:%u;\tsize:%u;\tsigned:%d;\n",
+			TRACE_ENTRY_SIZE + fl->offset, fl->size,
+			fl->kind == FIELD_INT || fl->kind == FIELD_CHARS);
+	}
+	fputs("\nprint fmt: \"", f);
+	for (i = 0; i < e->nfields; i++) {
+		fprintf(f, "%s%s=", i ? " " : "", e->fields[i].name);
+		put_print(f, &e->fields[i], false);
+	}
+	fputc('"', f);
+	for (i = 0; i < e->nfields; i++) {
+		fputs(", ", f);
+		put_print(f, &e->fields[i], true);
+	}
+	fputc('\n', f);
+}
+
+/*
+ * The event's fields as a trace entry holds them after its common fields,
+ * from a marker's @len bytes of @payload, into @out (room for @cap): its
+ * fixed fields whole, those the marker cut zero; a dynamic field whose
+ * data the marker cut, empty.  Return: the bytes written.
+ */
+size_t event_entry_fields(const struct event_format *e, const u8 *payload,
+			  size_t len, u8 *out, size_t cap)
+{
+	size_t i, n = len < cap ? len : cap;
+
+	memcpy(out, payload, n);
+	for (i = 0; i < e->nfields; i++) {
+		const struct field *fl = &e->fields[i];
+		u64 v, at;
+
+		if (fl->offset + fl->size > cap)
+			break;
+		if (fl->offset + fl->size > n) {
+			memset(out + n, 0, fl->offset + fl->size - n);
+			n = fl->offset + fl->size;
+			continue;
+		}
+		if (fl->kind != FIELD_DATA_LOC && fl->kind != FIELD_REL_LOC)
+			continue;
+		v = get_le(out + fl->offset, 4);
+		at = v & 0xffff;
+		if (fl->kind == FIELD_REL_LOC)
+			at += fl->offset + 4;
+		else if (at >= TRACE_ENTRY_SIZE)
+			at -= TRACE_ENTRY_SIZE;
+		else
+			at = len;	/* before the fields: none */
+		if (at + (v >> 16) > len)
+			memset(out + fl->offset, 0, 4);
+	}
+	return n;
+}
+
+/* The formats known, one by one: NULL past the last. */
+const struct event_format *events_get(const struct events *ev, size_t i)
+{
+	return ev && i < ev->n ? &ev->v[i] : NULL;
+}

@@ -36,8 +36,20 @@
  * nothing; with no times but references, everything at the end, with the
  * last mappings.)
  *
- * Markers and pseudo-records of unknown types have no perf counterpart
- * and are left out.
+ * Markers are samples of the user_event's tracepoint (the kernel's
+ * user_events system), with the event's fields after the common ones as
+ * their raw data, at the marker's system call and time: perf script prints
+ * each with its fields where it was written among the branches (the
+ * pending AUX data ends at it).  Their attributes come with ids of their
+ * own, and the file's tracing data (a HEADER_TRACING_DATA feature, or
+ * record in a pipe) has each event's format, as tracefs would show it,
+ * under an id the file gives it.  A pipe says the attributes and formats
+ * once, at the first marker, of the events known then: a later event's
+ * markers are left out, and bts-dump says how many.  So are markers of an
+ * event whose format the trace does not have.
+ *
+ * Pseudo-records of unknown types have no perf counterpart and are left
+ * out.
  */
 #define _GNU_SOURCE
 #include <err.h>
@@ -58,6 +70,7 @@
  * perf/event.h, enum perf_user_event_type), and what perf.data says.
  */
 #define PERF_RECORD_HEADER_ATTR		64
+#define PERF_RECORD_HEADER_TRACING_DATA	66
 #define PERF_RECORD_AUXTRACE_INFO	70
 #define PERF_RECORD_AUXTRACE		71
 #define PERF_MAGIC			0x32454c4946524550ULL	/* "PERFILE2" */
@@ -85,6 +98,25 @@ struct sample_id {
 	u64 id;
 };
 
+/*
+ * A marker's sample: the side-band fields, the CPU (not known: -1; perf
+ * script wants one for a tracepoint), then the raw data.
+ */
+#define MARKER_SAMPLE_TYPE	(SAMPLE_TYPE | PERF_SAMPLE_CPU | \
+				 PERF_SAMPLE_RAW)
+/* the common fields of a trace entry, before an event's own */
+#define TRACE_ENTRY_SIZE		8
+/* a marker's raw data at most: the entry, the event's fixed fields */
+#define MARKER_RAW_MAX			(TRACE_ENTRY_SIZE + 4096)
+
+/* A user_event whose markers the file has, as perf knows it. */
+struct perf_tracepoint {
+	const struct event_format *format;
+	u32 ev_id, gen;			/* the trace's */
+	u16 type;			/* the file's id of its format */
+	u64 sample_id;			/* its attribute's */
+};
+
 /* BTS records written per AUXTRACE record at most */
 #define AUX_BATCH			4096
 /* the processes' state: 2^PROC_HASH_BITS buckets */
@@ -102,6 +134,10 @@ struct perf_state {
 	DECLARE_HASHTABLE(procs, PROC_HASH_BITS);
 	DECLARE_HASHTABLE(dsos, PROC_HASH_BITS);
 	size_t dsos_size;		/* their HEADER_BUILD_ID records' */
+	struct perf_tracepoint *tps;	/* the events of the markers */
+	unsigned int ntps;
+	bool tps_said;			/* a pipe's: attributes and formats */
+	u64 markers_left_out;
 };
 
 /*
@@ -227,10 +263,17 @@ struct perf_file_section {
 	u64 size;
 };
 
-#define HEADER_BUILD_ID		2	/* the features' bits */
+#define HEADER_TRACING_DATA	1	/* the features' bits */
+#define HEADER_BUILD_ID		2
 #define HEADER_AUXTRACE		18
 
-static void put_file_parts(struct printer *pr, u64 data_size)
+/*
+ * With @attrs, the header alone, its attributes there (the intel_bts
+ * event's and the markers' tracepoints', written after the features);
+ * else with the intel_bts event's after it.
+ */
+static void put_file_parts(struct printer *pr, u64 data_size,
+			   const struct perf_file_section *attrs)
 {
 	const struct perf_state *st = pr->out_state;
 	struct {
@@ -256,6 +299,12 @@ static void put_file_parts(struct printer *pr, u64 data_size)
 	};
 	if (st && st->dsos_size)
 		header.features[0] |= 1ULL << HEADER_BUILD_ID;
+	if (attrs) {
+		header.attrs = *attrs;
+		header.features[0] |= 1ULL << HEADER_TRACING_DATA;
+		put(pr, &header, sizeof(header));
+		return;
+	}
 	ids = (struct perf_file_section){
 		.offset = ids_at,
 		.size = sizeof(event_id),
@@ -287,7 +336,7 @@ static void put_file_header(struct printer *pr)
 		   ftello(pr->out) == 0;
 	if (st->file) {
 		/* Room for the header, the id and the attribute. */
-		put_file_parts(pr, 0);
+		put_file_parts(pr, 0, NULL);
 		st->data_at = ftello(pr->out);
 	} else {
 		put(pr, pipe_header, sizeof(pipe_header));
@@ -667,6 +716,238 @@ static void perf_kernel(struct printer *pr, struct thread *t,
 		thread_of(pr, t)->exec = true;
 }
 
+/* The attribute of a marker event's tracepoint. */
+static struct perf_event_attr tracepoint_attr(const struct perf_tracepoint *tp)
+{
+	return (struct perf_event_attr){
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(struct perf_event_attr),
+		.config = tp->type,
+		.sample_period = 1,
+		.sample_type = MARKER_SAMPLE_TYPE,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+		.sample_id_all = 1,
+	};
+}
+
+static struct perf_tracepoint *add_tracepoint(struct perf_state *st,
+					      const struct event_format *e)
+{
+	struct perf_tracepoint *tp;
+
+	if (st->ntps == 0xffff)		/* common_type is 16 bits */
+		return NULL;
+	st->tps = xrealloc(st->tps, (st->ntps + 1) * sizeof(*st->tps));
+	tp = &st->tps[st->ntps++];
+	tp->format = e;
+	tp->type = st->ntps;
+	tp->sample_id = EVENT_ID + st->ntps;
+	return tp;
+}
+
+/*
+ * perf's tracing data (tools/perf/util/trace-event-read.c, version 0.6):
+ * little-endian, 8-byte longs, 4 KiB pages; the ring buffer's page header
+ * as tracefs shows it; no ftrace events; the user_events system with the
+ * markers' events; no kernel symbols, printk formats or command lines.
+ * Return: it, malloc()ed, @len bytes.
+ */
+static char *tracing_data(const struct perf_state *st, size_t *len)
+{
+	static const char header_page[] =
+		"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+		"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+		"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+		"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
+	const u64 page_len = sizeof(header_page) - 1, zero64 = 0;
+	const u32 page_size = 4096, zero32 = 0, one = 1, n = st->ntps;
+	char *buf = NULL, *fmt = NULL;
+	size_t fmt_len = 0;
+	unsigned int i;
+	FILE *f;
+
+	f = open_memstream(&buf, len);
+	if (!f)
+		err(1, "tracing data");
+	/* The magic, the version with its NUL, little-endian, longs. */
+	fwrite("\027\010\104tracing0.6\0\0\010", 1, 16, f);
+	fwrite(&page_size, 4, 1, f);
+	fwrite("header_page", 1, 12, f);
+	fwrite(&page_len, 8, 1, f);
+	fwrite(header_page, 1, page_len, f);
+	fwrite("header_event", 1, 13, f);
+	fwrite(&zero64, 8, 1, f);
+	fwrite(&zero32, 4, 1, f);	/* ftrace's own events */
+	fwrite(&one, 4, 1, f);		/* systems */
+	fwrite("user_events", 1, 12, f);
+	fwrite(&n, 4, 1, f);
+	for (i = 0; i < st->ntps; i++) {
+		FILE *ff = open_memstream(&fmt, &fmt_len);
+		u64 size;
+
+		if (!ff)
+			err(1, "tracing data");
+		event_write_tracefs_format(ff, st->tps[i].format,
+					   st->tps[i].type);
+		if (fclose(ff))
+			err(1, "tracing data");
+		size = fmt_len;
+		fwrite(&size, 8, 1, f);
+		fwrite(fmt, 1, fmt_len, f);
+		free(fmt);
+		fmt = NULL;
+	}
+	fwrite(&zero32, 4, 1, f);	/* kallsyms */
+	fwrite(&zero32, 4, 1, f);	/* printk formats */
+	fwrite(&zero64, 8, 1, f);	/* saved command lines */
+	if (fclose(f))
+		err(1, "tracing data");
+	return buf;
+}
+
+/*
+ * A pipe's say of the markers' events, at the first marker: a HEADER_ATTR
+ * record for each event known then, then the tracing data with their
+ * formats (perf reads tracing data once), which names them.
+ */
+static void say_pipe_tracepoints(struct printer *pr)
+{
+	static const char zeros[8];
+	struct perf_state *st = state_of(pr);
+	const struct event_format *e;
+	struct perf_event_attr attr;
+	struct {
+		u32 size;
+		u32 pad;
+	} td;
+	size_t i, len;
+	char *data;
+
+	st->tps_said = true;
+	for (i = 0; (e = events_get(pr->events, i)); i++)
+		if (!add_tracepoint(st, e))
+			break;
+	for (i = 0; i < st->ntps; i++) {
+		attr = tracepoint_attr(&st->tps[i]);
+		put_header(pr, PERF_RECORD_HEADER_ATTR, 0,
+			   sizeof(struct perf_event_header) + sizeof(attr) +
+			   sizeof(st->tps[i].sample_id));
+		put(pr, &attr, sizeof(attr));
+		put(pr, &st->tps[i].sample_id, sizeof(st->tps[i].sample_id));
+	}
+	data = tracing_data(st, &len);
+	/* The data follows the record, padded to 8 bytes. */
+	td = (typeof(td)){ .size = (len + 7) & ~(size_t)7 };
+	put_header(pr, PERF_RECORD_HEADER_TRACING_DATA, 0,
+		   sizeof(struct perf_event_header) + sizeof(td));
+	put(pr, &td, sizeof(td));
+	put(pr, data, len);
+	put(pr, zeros, td.size - len);
+	free(data);
+}
+
+/* The tracepoint of @m's event, NULL if perf cannot be told of it. */
+static const struct perf_tracepoint *tracepoint_of(struct printer *pr,
+						   const struct marker *m)
+{
+	struct perf_state *st = state_of(pr);
+	unsigned int i;
+
+	if (!m->event)
+		return NULL;
+	if (!st->file && !st->tps_said)
+		say_pipe_tracepoints(pr);
+	for (i = 0; i < st->ntps; i++)
+		if (st->tps[i].format == m->event)
+			return &st->tps[i];
+	return st->file ? add_tracepoint(st, m->event) : NULL;
+}
+
+/*
+ * A marker: a sample of its event's tracepoint, at its system call, at
+ * its place among the branches; its raw data the trace entry the event
+ * would have made, with the fields the marker carries.
+ */
+static void perf_marker(struct printer *pr, struct thread *t,
+			const struct marker *m)
+{
+	struct perf_state *st = state_of(pr);
+	const struct perf_tracepoint *tp = tracepoint_of(pr, m);
+	u8 raw[MARKER_RAW_MAX + 8] = { 0 };
+	struct __packed {
+		u64 id;
+		u64 ip;
+		u32 pid, tid;
+		u64 time;
+		u32 cpu, res;
+		u32 raw_size;
+	} head;
+	size_t n;
+
+	if (!tp) {
+		st->markers_left_out++;
+		return;
+	}
+	sync_thread(pr, t, thread_of(pr, t));
+	flush_pending(pr);
+	/* The entry's common fields: type, flags, preempt count, pid. */
+	memcpy(raw, &tp->type, sizeof(tp->type));
+	memcpy(raw + 4, &t->tid, sizeof(t->tid));
+	n = TRACE_ENTRY_SIZE +
+	    event_entry_fields(tp->format, t->payload,
+			       m->have_payload ? BTS_MARKER_LEN(m->r->from) : 0,
+			       raw + TRACE_ENTRY_SIZE,
+			       MARKER_RAW_MAX - TRACE_ENTRY_SIZE);
+	head = (typeof(head)){
+		.id = tp->sample_id,
+		.ip = m->r->to,
+		.pid = t->pid,
+		.tid = t->tid,
+		.time = sideband_time(pr),
+		.cpu = (u32)-1,
+		/* With its size, the raw data takes whole 8-byte words. */
+		.raw_size = ((n + 4 + 7) & ~(size_t)7) - 4,
+	};
+	put_header(pr, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+		   sizeof(struct perf_event_header) + sizeof(head) +
+		   head.raw_size);
+	put(pr, &head, sizeof(head));
+	put(pr, raw, head.raw_size);
+}
+
+/*
+ * A file's attributes, after its features: the intel_bts event's and the
+ * markers' tracepoints', each with its id.
+ */
+static struct perf_file_section put_attrs(struct printer *pr, off_t at)
+{
+	struct perf_state *st = state_of(pr);
+	struct perf_file_section ids;
+	struct perf_event_attr attr;
+	const u64 ids_at = at;
+	unsigned int i;
+
+	put(pr, &event_id, sizeof(event_id));
+	for (i = 0; i < st->ntps; i++)
+		put(pr, &st->tps[i].sample_id, sizeof(st->tps[i].sample_id));
+	ids = (struct perf_file_section){ ids_at, sizeof(event_id) };
+	put(pr, &event_attr, sizeof(event_attr));
+	put(pr, &ids, sizeof(ids));
+	for (i = 0; i < st->ntps; i++) {
+		attr = tracepoint_attr(&st->tps[i]);
+		ids = (struct perf_file_section){
+			ids_at + (i + 1) * sizeof(u64), sizeof(u64)
+		};
+		put(pr, &attr, sizeof(attr));
+		put(pr, &ids, sizeof(ids));
+	}
+	return (struct perf_file_section){
+		ids_at + (st->ntps + 1) * sizeof(u64),
+		(st->ntps + 1) * (sizeof(attr) + sizeof(ids)),
+	};
+}
+
 static void perf_lost(struct printer *pr, struct thread *t,
 		      const struct lost *l)
 {
@@ -745,19 +1026,30 @@ static void perf_thread_free(struct printer *pr, struct thread *t)
 static int perf_finish(struct printer *pr)
 {
 	struct perf_state *st = state_of(pr);
-	struct perf_file_section index[2];
+	struct perf_file_section index[3], attrs;
 	const u64 no_entries = 0;
 	unsigned int n = 0;
+	size_t tracing_len = 0;
+	char *tracing = NULL;
 	off_t end, at;
 
 	flush_pending(pr);
 	/*
 	 * The features' index, in the order of their bits, and each's
-	 * content; then the header again with the size of the records.
+	 * content; with markers the attributes after them; then the header
+	 * again with the size of the records.
 	 */
 	if (st->file && !st->failed) {
+		if (st->ntps)
+			tracing = tracing_data(st, &tracing_len);
 		end = ftello(pr->out);
-		at = end + (st->dsos_size ? 2 : 1) * sizeof(*index);
+		at = end + (1 + !!st->ntps + !!st->dsos_size) * sizeof(*index);
+		if (st->ntps) {
+			index[n++] = (struct perf_file_section){
+				.offset = at, .size = tracing_len,
+			};
+			at += tracing_len;
+		}
 		if (st->dsos_size) {
 			index[n++] = (struct perf_file_section){
 				.offset = at, .size = st->dsos_size,
@@ -767,17 +1059,26 @@ static int perf_finish(struct printer *pr)
 		index[n++] = (struct perf_file_section){
 			.offset = at, .size = sizeof(no_entries),
 		};
+		at += sizeof(no_entries);
 		put(pr, index, n * sizeof(*index));
+		put(pr, tracing, tracing_len);
 		if (st->dsos_size)
 			put_build_ids(pr);
 		put(pr, &no_entries, sizeof(no_entries));
+		if (st->ntps)
+			attrs = put_attrs(pr, at);
 		if (end < 0 || fseeko(pr->out, 0, SEEK_SET))
 			st->failed = errno ?: EIO;
 		else
-			put_file_parts(pr, end - st->data_at);
+			put_file_parts(pr, end - st->data_at,
+				       st->ntps ? &attrs : NULL);
 		if (fseeko(pr->out, 0, SEEK_END))
 			st->failed = errno ?: EIO;
+		free(tracing);
 	}
+	if (st->markers_left_out)
+		warnx("--format=perf: %llu markers left out: the trace lacks their event's format, or, in a pipe, it came after the first marker",
+		      (unsigned long long)st->markers_left_out);
 	return st->failed ? output_error(pr, st->failed) : 0;
 }
 
@@ -798,6 +1099,7 @@ static void perf_free(struct printer *pr)
 			free(d->path);
 			free(d);
 		}
+		free(st->tps);
 	}
 	free(st);
 }
@@ -806,6 +1108,7 @@ const struct output output_perf = {
 	.branch		= perf_branch,
 	.kernel		= perf_kernel,
 	.lost		= perf_lost,
+	.marker		= perf_marker,
 	.thread		= perf_thread,
 	.finish		= perf_finish,
 	.thread_free	= perf_thread_free,

@@ -197,6 +197,108 @@ def test_perf():
         p.stdout + p.stderr)
 
 
+def marker_trace(moved=False):
+    """A thread that writes three events (one longer than a marker holds)
+    and one whose format the trace lacks; what perf script must show:
+    each event, its fields decoded, between the branches around it."""
+    big = struct.pack("<I", 5) + b"x" * 60
+    first = rg.user_event(7, 2, a("raw_write", 5), b"\x03\0\0\0tag3\0\0\0\0")
+    syscall = rg.kernel(rg.ENTRY_SYSCALL, a("raw_write", 5), a("raw_write", 7))
+    recs = [
+        rg.thread(92, 92, rg.THREAD_NEW),
+        rg.branch(a("tramp"), a("leaf")),
+        rg.branch(a("leaf", 1), a("tramp", 5)),
+        rg.branch(a("tramp", 5), a("raw_write")),
+        # moved: the first event one branch later, after its system call
+        *([syscall] + first if moved else first + [syscall]),
+        rg.branch(a("raw_write", 7), a("tramp", 10)),
+        rg.branch(a("tramp", 10), a("raw_int80")),
+        *rg.user_event(8, 1, a("raw_int80", 5),
+                       struct.pack("<IQ", 11 << 16 | 8, 3000) +
+                       b"message 03\0"),
+        *rg.user_event(9, 1, a("raw_int80", 5), big, rg.MARKER_TRUNCATED),
+        *rg.user_event(10, 1, a("raw_int80", 5), b"\1\0\0\0"),
+        rg.kernel(rg.ENTRY_SYSCALL, a("raw_int80", 5), a("raw_int80", 7)),
+        rg.branch(a("raw_int80", 7), a("tramp", 15)),
+    ]
+    data = (rg.header() +
+            rg.maps_chunk(92, "".join(rg.maps_lines(PROG))) +
+            rg.event_format_chunk(7, 2, "bts_test_a u32 seq; char[8] tag") +
+            rg.event_format_chunk(8, 1,
+                                  "bts_test_b __rel_loc char[] msg; u64 val") +
+            rg.event_format_chunk(9, 1, "bts_test_big u32 seq; char[100] blob") +
+            rg.records_chunk(recs))
+
+    def br(f, t):
+        return "B %s => %s" % (sym(S, f), sym(S, t))
+    want = [br(a("tramp"), a("leaf")), br(a("leaf", 1), a("tramp", 5)),
+            br(a("tramp", 5), a("raw_write")),
+            "E bts_test_a: seq=3 tag=tag3",
+            br(a("raw_write", 5), 0),
+            br(a("raw_write", 7), a("tramp", 10)),
+            br(a("tramp", 10), a("raw_int80")),
+            "E bts_test_b: msg=message 03 val=3000",
+            "E bts_test_big: seq=5 blob=" + "x" * 60,
+            br(a("raw_int80", 5), 0),
+            br(a("raw_int80", 7), a("tramp", 15))]
+    return data, want
+
+
+def script_lines(path, stdin=None):
+    """perf script's default output, as branches ("B FROM => TO") and
+    events ("E NAME: FIELDS"), in order."""
+    p = subprocess.run(["perf", "script", "-f", "-i", path, "--itrace=be"],
+                       input=stdin, capture_output=True)
+    out = []
+    for line in p.stdout.decode(errors="replace").splitlines():
+        if "user_events:" in line:
+            out.append("E " + line.split("user_events:", 1)[1].strip())
+        elif "branches:u:" in line:
+            f = line.split("branches:u:", 1)[1].split()
+            out.append("B %s => %s" % (f[1], f[f.index("=>") + 2]))
+    return out, p.stdout.decode(errors="replace") + \
+        p.stderr.decode(errors="replace")
+
+
+def test_perf_markers():
+    """--format=perf: markers as samples of their events' tracepoints"""
+    data, want = marker_trace()
+    raw = write("perf-markers.raw", data)
+    path = os.path.join(WORK, "perf-markers.data")
+    rc, _, err = run_memcheck(raw, "--format=perf", "-o", path)
+    got, text = script_lines(path) if rc == 0 else ([], err)
+    tap(rc == 0 and got == want,
+        "perf.data file with markers: perf script shows each event, its "
+        "fields decoded (a long one as far as the marker holds it), "
+        "between the branches around it; under valgrind",
+        "expected:\n  " + "\n  ".join(want) + "\ngot:\n  " +
+        "\n  ".join(got) + "\n" + text)
+    tap("1 markers left out" in err,
+        "an event whose format the trace lacks: left out, and said", err)
+    piped = subprocess.run(
+        ["bash", "-c", '"$0" -i "$1" --format=perf | cat', BTS_DUMP, raw],
+        capture_output=True)
+    got, text = script_lines("-", stdin=piped.stdout)
+    tap(piped.returncode == 0 and got == want,
+        "perf pipe format with markers: the same",
+        "got:\n  " + "\n  ".join(got) + "\n" + text)
+    p = subprocess.run(["perf", "report", "-f", "-i", path, "--stdio",
+                        "--sort", "sym"], capture_output=True, text=True)
+    tap(p.returncode == 0 and
+        "of event 'user_events:bts_test_a'" in p.stdout and
+        "of event 'branches:u'" in p.stdout,
+        "perf report reads it: the branches and each event's samples",
+        p.stdout + p.stderr)
+    moved, _ = marker_trace(moved=True)
+    path = os.path.join(WORK, "perf-moved.data")
+    rc, _, err = run(write("perf-moved.raw", moved), "--format=perf", "-o",
+                     path)
+    got, _ = script_lines(path)
+    tap(rc == 0 and got != want and "E bts_test_a: seq=3 tag=tag3" in got,
+        "self-test: a marker one branch later fails the comparison",
+        "\n".join(got))
+
+
 def test_perf_build_id():
     """--format=perf: the build IDs the trace gives are the file's"""
     bid = rg.build_id(PROG)
