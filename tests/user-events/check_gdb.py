@@ -6,6 +6,7 @@ wrote and against the ptrace single-step oracle's run of it.
 
   check_gdb.py threads ORACLE ORACLE_OUT GDB_JSONL --binary B [--older]
   check_gdb.py m32 ORACLE GDB_JSONL
+  check_gdb.py breakon ORACLE ORACLE_OUT GDB_JSONL
   check_gdb.py self-test ORACLE ORACLE_OUT GDB_JSONL --binary B
 
 GDB_JSONL is what gdb_driver.py's `bts-test-dump` wrote at the stop:
@@ -34,6 +35,10 @@ A marker is where its write was when:
   its end.  A marker one branch off, or in another write, fails that;
 - `bts call-history` shows each thread's events, in order, each after
   the call-history segment of the function that wrote it.
+
+breakon: gdb stopped by `bts break-on bts_test_big` is in main's system
+call that wrote it, which `info bts-markers` lists last, and main's events
+up to it land where the oracle has their writes.
 
 With --older (gdb's buffer kept fewer branches than the program took), a
 marker may instead say it is older than gdb's history, and goto-marker
@@ -331,6 +336,51 @@ def stop_rule(role, stop_here):
     return lambda e: "out" if e[0] == "K" and e[3] == "syscall:0" else None
 
 
+def breakon_check(oracle, oracle_out, gdb, diag):
+    """`bts break-on bts_test_big`: gdb stopped main in the system call
+    that wrote it, as it returned; the event is listed last, and main's
+    events before it land where the oracle has their writes, up to that
+    system call."""
+    head, markers, gotos = gdb
+    o_roles, log = read_program(oracle_out)
+    if None in markers or not markers:
+        diag(f"info bts-markers: {head['info'][:3]}")
+        return False
+    big = markers[-1]
+    main_tid = next((int(t) for t in head["threads"]
+                     if any(m["thread"] == 1 and m["lwp"] == int(t)
+                            for m in markers)), None)
+    if big["name"] != "bts_test_big" or big["thread"] != 1 or \
+            main_tid is None or head["threads"][str(main_tid)] != \
+            big["site"] + 2:
+        diag(f"the last event is {big['name']} of thread {big['thread']} at "
+             f"{big['site']:#x}; main stopped at "
+             f"{head['threads'].get(str(main_tid), 0):#x}")
+        return False
+    mine = [m for m in markers if m["thread"] == 1]
+    want = [(n, q) for r, n, q in log if r == 0]
+    want = want[:want.index(("bts_test_big", 7)) + 1]
+    if [(m["name"], seq_of(m)) for m in mine] != want:
+        diag(f"main's events: {[(m['name'], seq_of(m)) for m in mine]}, "
+             f"the program wrote {want} by then")
+        return False
+    events = oracle.threads[o_roles[0]]
+    writes = writes_of(events, {m["site"] for m in mine})
+    ok = True
+    for m, write_at in zip(mine[:-1], writes):
+        ok &= marker_check(m, gotos.get(m["k"], {"error": "none"}), events,
+                           write_at,
+                           lambda e: "out" if e[0] == "K" and
+                           e[1] == big["site"] else None, diag)
+    # The event it stopped at: its system call the last instruction run.
+    ok &= marker_check(big, gotos.get(big["k"], {"error": "none"}), events,
+                       writes[len(mine) - 1], lambda e: "out", diag)
+    if ok:
+        diag(f"stopped in bts_test_big's write, listed last; main's "
+             f"{len(mine)} events where the oracle has them")
+    return ok
+
+
 def m32_check(oracle, gdb, diag):
     _, markers, gotos = gdb
     if None in markers or [m["fields"].get("seq") for m in markers] != \
@@ -416,12 +466,18 @@ def main():
     s = sub.add_parser("m32")
     s.add_argument("oracle")
     s.add_argument("gdb")
+    s = sub.add_parser("breakon")
+    s.add_argument("oracle")
+    s.add_argument("oracle_out")
+    s.add_argument("gdb")
     a = p.parse_args()
     diag = dc.Diag()
     oracle = dc.Oracle(a.oracle)
     gdb = read_gdb(a.gdb)
     if a.cmd == "m32":
         sys.exit(0 if m32_check(oracle, gdb, diag) else 1)
+    if a.cmd == "breakon":
+        sys.exit(0 if breakon_check(oracle, a.oracle_out, gdb, diag) else 1)
     stop_here = dc.Symbols(a.binary).range("stop_here")[0]
     if a.cmd == "threads":
         ok = threads_check(oracle, a.oracle_out, gdb, stop_here, a.older,

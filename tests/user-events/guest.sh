@@ -43,7 +43,9 @@
 #                    gdbmarks.c under record btrace bts with a 4 MB
 #                    buffer, stopped in stop_here() (threads.jsonl), the
 #                    same with gdb's smallest buffer (older.jsonl), m32
-#                    stopped at its exit (m32.jsonl); the oracle's runs
+#                    stopped at its exit (m32.jsonl), gdbmarks stopped by
+#                    bts break-on bts_test_big (breakon.jsonl), and the
+#                    extension's errors (errors.err); the oracle's runs
 #                    of both (oracle.txt, m32-oracle.txt)
 #   recorder/*       with oracle or selftests: the bts tracer with
 #                    options/bts-markers, N = 65536: CPU 1's trace while
@@ -241,6 +243,17 @@ if [ "$extra" = oracle ]; then
 	# gdb's least: a page, some 170 branches.
 	gdb_markers older 1 main 'break *stop_here' "$progs/gdbmarks"
 	gdb_markers m32 4194304 main32 'catch syscall exit' "$progs/m32"
+	gdb_markers breakon 4194304 main 'bts break-on bts_test_big' \
+		"$progs/gdbmarks"
+	# The errors a user can act on, in the order of the commands.
+	step gdb/errors "${run_env[@]}" timeout 300 gdb -nx -batch \
+		-ex "source $here/../../tools/bts-dump/gdb/bts.py" \
+		-ex "bts markers bts_test_*" -ex "info bts-markers" \
+		-ex "break main" -ex run -ex "bts markers bts_test_*" \
+		-ex "bts goto-marker 1" -ex "record btrace bts" \
+		-ex "bts markers bts_test_*" -ex "bts goto-marker 5" \
+		-ex "bts goto-marker" -ex "bts break-on" \
+		-ex kill --args "$progs/gdbmarks"
 fi
 
 # The flight recorder with markers: every event in every process, on

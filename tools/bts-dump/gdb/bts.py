@@ -33,6 +33,7 @@ rather than point anywhere else.
 import ctypes
 import errno
 import fcntl
+import fnmatch
 import os
 import struct
 
@@ -579,6 +580,7 @@ bts markers GLOB     -- subscribe this inferior to the user_events GLOB names
 bts markers off      -- unsubscribe
 bts goto-marker K    -- replay from the write of event K of `info bts-markers'
 bts call-history     -- gdb's call history with the events interleaved
+bts break-on NAME    -- stop where the program writes event NAME
 info bts-markers     -- the events written while recording"""
 
     def __init__(self):
@@ -803,6 +805,63 @@ its own after the function segment that wrote it, one level deeper:
         gdb.write("\n".join(out) + "\n")
 
 
+class WroteFunction(gdb.Function):
+    """$_bts_wrote(GLOB): 1 if the selected thread is in the system call that
+wrote an event whose name GLOB matches (the subscription's, `bts
+markers'), else 0.  `bts break-on' makes it a catchpoint's condition."""
+
+    def __init__(self):
+        super().__init__("_bts_wrote")
+
+    def invoke(self, glob):
+        s = _session(required=False)
+        thread = gdb.selected_thread()
+        if s is None or thread is None:
+            return 0
+        data = s._snapshot(thread.ptid[1])
+        if data is None:
+            return 0
+        pattern = glob.string()
+        for m in Stream(thread.ptid[1], data).markers:
+            fmt = s.format_of(m)
+            # No kernel stretch after it: its system call is under way.
+            if m.time is None and fmt and fnmatch.fnmatchcase(fmt.name,
+                                                              pattern):
+                return 1
+        return 0
+
+
+class BtsBreakOn(gdb.Command):
+    """Stop where the program writes an event: bts break-on NAME.
+
+Makes a catchpoint of the write and writev system calls whose condition
+is $_bts_wrote("NAME"): it stops the program in the system call that
+wrote an event NAME matches (a glob, among those `bts markers' takes),
+as it returns, with the branches that led there in gdb's history; `info
+bts-markers' lists the event last.  Delete it as any catchpoint."""
+
+    def __init__(self):
+        super().__init__("bts break-on", gdb.COMMAND_BREAKPOINTS,
+                         gdb.COMPLETE_NONE)
+
+    def invoke(self, arg, from_tty):
+        _session()
+        glob = arg.strip().strip("'\"")
+        if not glob:
+            raise gdb.GdbError("Argument required (event name).")
+        if '"' in glob or "\\" in glob:
+            raise gdb.GdbError("bts break-on: quotes or backslashes in %s"
+                               % glob)
+        before = {b.number for b in gdb.breakpoints()}
+        gdb.execute("catch syscall write writev", to_string=True)
+        new = [b for b in gdb.breakpoints() if b.number not in before]
+        if len(new) != 1:
+            raise gdb.GdbError("bts break-on: no catchpoint was made")
+        new[0].condition = '$_bts_wrote("%s")' % glob
+        gdb.write("Catchpoint %d: stops where the program writes %s\n" %
+                  (new[0].number, glob))
+
+
 class SetBtsPrefix(gdb.Command):
     """Set branch trace marker options: set bts records N."""
 
@@ -827,5 +886,7 @@ BtsMarkers()
 InfoBtsMarkers()
 BtsGotoMarker()
 BtsCallHistory()
+BtsBreakOn()
+WroteFunction()
 gdb.events.stop.connect(_on_stop)
 gdb.events.exited.connect(_on_exit)
