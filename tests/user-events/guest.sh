@@ -44,8 +44,9 @@
 #                    buffer, stopped in stop_here() (threads.jsonl), the
 #                    same with gdb's smallest buffer (older.jsonl), m32
 #                    stopped at its exit (m32.jsonl), gdbmarks stopped by
-#                    bts break-on bts_test_big (breakon.jsonl), and the
-#                    extension's errors (errors.err); the oracle's runs
+#                    bts break-on bts_test_big (breakon.jsonl), the
+#                    enable bits it sets (enable.out) and the extension's
+#                    errors (errors.err); the oracle's runs
 #                    of both (oracle.txt, m32-oracle.txt)
 #   recorder/*       with oracle or selftests: the bts tracer with
 #                    options/bts-markers, N = 65536: CPU 1's trace while
@@ -245,6 +246,19 @@ if [ "$extra" = oracle ]; then
 	gdb_markers m32 4194304 main32 'catch syscall exit' "$progs/m32"
 	gdb_markers breakon 4194304 main 'bts break-on bts_test_big' \
 		"$progs/gdbmarks"
+	# The enable bits the subscription sets, in the inferior's memory:
+	# bts_test_a's and bts_test_b's once registered (1 1), none after
+	# `bts markers off' (0 0), bts_test_a's only with that glob (1 0).
+	step gdb/enable "${run_env[@]}" timeout 300 gdb -nx -batch \
+		-ex "source $here/../../tools/bts-dump/gdb/bts.py" \
+		-ex "break main" -ex run -ex "record btrace bts" \
+		-ex "bts markers bts_test_*" -ex "break signal" -ex continue \
+		-ex 'printf "bits %d %d\n", enabled[0], enabled[1]' \
+		-ex "bts markers off" \
+		-ex 'printf "bits %d %d\n", enabled[0], enabled[1]' \
+		-ex "bts markers bts_test_a" \
+		-ex 'printf "bits %d %d\n", enabled[0], enabled[1]' \
+		-ex kill --args "$progs/gdbmarks"
 	# The errors a user can act on, in the order of the commands.
 	step gdb/errors "${run_env[@]}" timeout 300 gdb -nx -batch \
 		-ex "source $here/../../tools/bts-dump/gdb/bts.py" \
