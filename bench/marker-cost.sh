@@ -12,13 +12,24 @@
 #   c  a BTS subscriber: bts-dump --markers=bench_ev
 #   d  both
 #
+# and two more with gdb recording the program (record btrace bts: a perf
+# BTS consumer of every branch) instead of bts-dump, and the extension's
+# /dev/bts file on the thread (tools/bts-dump/gdb/bts.py, ring mode):
+#
+#   e  ftrace; the extension subscribed to no event
+#   f  the extension subscribed: bts markers bench_ev
+#
+# f less e is what a subscriber in gdb costs per event over ftrace's
+# probe, as c less b is for bts-dump's.
+#
 # Counted, not timed: the TCG plugin insn-marks.c counts every guest
 # instruction, user and kernel, on the one vCPU while region 2 is open,
 # around the program's loop: the writes, the probes, the marker's staging
 # and its share of bts-dump's reading and writing to tmpfs while the loop
 # runs.  The figure is that count over N.  The events each listener got
 # are counted afterwards (ftrace's trace, the markers in bts-dump's raw
-# file) and must be N.  Goal: c at most 1.25 times b.
+# file, gdb's info bts-markers) and must be N.  Goal: c at most 1.25 times
+# b, f no more over e than c over b.
 #
 # Environment: BENCH_EVENTS (20000); BENCH_KERNEL_ONLY=1 counts the kernel's
 # instructions only; BENCH_PROFILE=CASE runs that case alone under the
@@ -63,13 +74,30 @@ p=$out/marker-cost
 echo 'u:bench_ev u32 n; char[16] s' >>\$T/dynamic_events
 E=\$T/events/user_events/bench_ev/enable
 echo 16384 >\$T/buffer_size_kb
-for c in ${BENCH_PROFILE:-a b c d}; do
-	case \$c in b|d) echo 1 >\$E ;; *) echo 0 >\$E ;; esac
-	case \$c in c|d) m=--markers=bench_ev ;; *) m= ;; esac
+for c in ${BENCH_PROFILE:-a b c d e f}; do
+	case \$c in b|d|e) echo 1 >\$E ;; *) echo 0 >\$E ;; esac
 	echo >\$T/trace
-	$dump -q \$m --format=raw -o /dev/shm/\$c.raw -- \$p $events \
-		>/dev/shm/\$c.out
-	echo "case \$c \$(cat /dev/shm/\$c.out) ftrace=\$(grep -c 'bench_ev:' \$T/trace || true) markers=\$($dump -i /dev/shm/\$c.raw --format=jsonl | grep -c '"kind":"marker"' || true)"
+	case \$c in
+	[a-d])
+		case \$c in c|d) m=--markers=bench_ev ;; *) m= ;; esac
+		$dump -q \$m --format=raw -o /dev/shm/\$c.raw -- \$p $events \
+			>/dev/shm/\$c.out
+		n=\$($dump -i /dev/shm/\$c.raw --format=jsonl |
+			grep -c '"kind":"marker"' || true) ;;
+	*)
+		# gdb recording it, bts.py's files on its threads; f subscribes
+		# to the event, e to none (ftrace takes it).
+		case \$c in f) m=bench_ev ;; *) m=no_such_event ;; esac
+		gdb -nx -batch -ex "source $repo/tools/bts-dump/gdb/bts.py" \
+			-ex "set bts records 1048576" -ex "break main" \
+			-ex run -ex "record btrace bts" -ex "bts markers \$m" \
+			-ex "catch syscall exit_group" -ex continue \
+			-ex "info bts-markers" --args \$p $events \
+			>/dev/shm/\$c.gdb 2>&1 || true
+		grep -o 'written=[0-9]*' /dev/shm/\$c.gdb >/dev/shm/\$c.out
+		n=\$(grep -c ' u:bench_ev ' /dev/shm/\$c.gdb || true) ;;
+	esac
+	echo "case \$c \$(cat /dev/shm/\$c.out) ftrace=\$(grep -c 'bench_ev:' \$T/trace || true) markers=\$n"
 done
 EOF
 
@@ -96,16 +124,18 @@ results, events, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 regions = [int(m[1]) for m in
            re.finditer(r"region 2 insns=(\d+)", open(results + "/plugin").read())]
 cases = {"a": "nobody listens", "b": "ftrace", "c": "BTS subscriber",
-         "d": "ftrace + BTS"}
+         "d": "ftrace + BTS", "e": "gdb, ftrace", "f": "gdb subscriber"}
 if len(regions) != len(cases):
-    sys.exit(f"bench: {len(regions)} regions in {results}/plugin, want 4")
+    sys.exit(f"bench: {len(regions)} regions in {results}/plugin, "
+             f"want {len(cases)}")
 got = {}
 for l in open(results + "/out"):
     m = re.match(r"case (\w) written=(\d+) ftrace=(\d+) markers=(\d+)", l)
     if m:
         got[m[1]] = tuple(int(x) for x in m.group(2, 3, 4))
 want = {"a": (0, 0, 0), "b": (events, events, 0), "c": (events, 0, events),
-        "d": (events, events, events)}
+        "d": (events, events, events), "e": (events, events, 0),
+        "f": (events, 0, events)}
 for c in cases:
     if got.get(c) != want[c]:
         sys.exit(f"bench: case {c}: written, ftrace, markers = {got.get(c)},"
@@ -118,7 +148,11 @@ for (c, what), insns in zip(cases.items(), regions):
     print(f"  {c}  {what:<15} {per[c]:>9.0f}")
 print(f"BTS subscriber / ftrace: {per['c'] / per['b']:.2f} (goal <= 1.25);"
       f" ftrace + BTS / ftrace: {per['d'] / per['b']:.2f} ({secs} s)")
+print(f"with gdb recording: its subscription / ftrace:"
+      f" {per['f'] / per['e']:.2f}; over ftrace per event: gdb's"
+      f" {per['f'] - per['e']:.0f}, bts-dump's {per['c'] - per['b']:.0f}")
 print(f"bench: marker_cost events={events} none={per['a']:.0f}"
       f" ftrace={per['b']:.0f} bts={per['c']:.0f} both={per['d']:.0f}"
+      f" gdb_ftrace={per['e']:.0f} gdb_bts={per['f']:.0f}"
       f" ratio={per['c'] / per['b']:.2f}")
 EOF
