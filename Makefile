@@ -16,7 +16,7 @@ else
 VARIANT := plain
 endif
 
-.PHONY: help deps kernel kernel-debug qemu check check-full demo bench \
+.PHONY: help deps kernel kernel-debug kernel-kcsan qemu check check-full demo bench \
 	patches series-build shell clean distclean
 
 help:
@@ -26,6 +26,7 @@ help:
 	@echo 'make deps       install the Debian packages the project needs'
 	@echo 'make kernel     build the test kernel (DEBUG=1: the debug kernel)'
 	@echo 'make kernel-debug  build the debug kernel (make check-full needs it too)'
+	@echo 'make kernel-kcsan  build the KCSAN kernel (make check-full needs it too)'
 	@echo 'make qemu       build QEMU with our patches'
 	@echo 'make bench      the benchmarks (figures, not pass/fail; bench/README.md)'
 	@echo 'make patches    the kernel work as a git format-patch series'
@@ -45,6 +46,10 @@ kernel: deps
 kernel-debug: deps
 	@workbench/kernel.sh . $(BUILD) debug
 
+# The data race detector's kernel, for the long tier's stress under KCSAN.
+kernel-kcsan: deps
+	@workbench/kernel.sh . $(BUILD) kcsan
+
 qemu: deps
 	@workbench/qemu.sh $(BUILD)/qemu qemu/patches
 
@@ -53,7 +58,7 @@ check: kernel qemu
 
 # Everything: make check's suites, then the long tier (tests/README.md).
 # What a change to kernel code passes before its issue is resolved.
-check-full: kernel kernel-debug qemu
+check-full: kernel kernel-debug kernel-kcsan qemu
 	@tests/check --full
 
 demo: kernel qemu
@@ -82,7 +87,8 @@ shell: kernel qemu
 	@tests/vm/run
 
 clean:
-	rm -rf $(BUILD)/kernel $(BUILD)/kernel-debug $(BUILD)/kernel-stock \
+	rm -rf $(BUILD)/kernel $(BUILD)/kernel-debug $(BUILD)/kernel-kcsan \
+		$(BUILD)/kernel-stock \
 		$(BUILD)/qemu/obj $(BUILD)/vm
 
 distclean:

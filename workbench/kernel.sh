@@ -39,13 +39,17 @@ debug)
 	obj="$build/kernel-debug"
 	fragments=("$repo/configs/base.config" "$repo/configs/debug.config")
 	;;
+kcsan)
+	obj="$build/kernel-kcsan"
+	fragments=("$repo/configs/base.config" "$repo/configs/kcsan.config")
+	;;
 stock)
 	src="$build/linux-stock"
 	obj="$build/kernel-stock"
 	fragments=("$repo/configs/base.config")
 	;;
 *)
-	echo "kernel: unknown variant '$variant' (plain, debug or stock)" >&2
+	echo "kernel: unknown variant '$variant' (plain, debug, kcsan or stock)" >&2
 	exit 1
 	;;
 esac

@@ -196,6 +196,15 @@ devbts=$!
 # online CPUs and opening their events (ENODEV): it holds the hotplug
 # lock, which CPU 1 goes offline under.
 echo 1 >/proc/sys/kernel/bts_kernel_recording
+# The KCSAN kernel (stress --kcsan): reports from the layer's functions
+# only, then on.
+if [ -e /sys/kernel/debug/kcsan ]; then
+	echo whitelist >/sys/kernel/debug/kcsan
+	while read -r f; do
+		echo "!$f" >/sys/kernel/debug/kcsan
+	done <"$build/kcsan-functions" 2>/dev/null
+	check "KCSAN on" sh -c 'echo on >/sys/kernel/debug/kcsan'
+fi
 windows_before=$(cat /sys/kernel/debug/x86/ds_windows)
 hotplug_lock=$tmp/hotplug.lock
 perf_round()	# perf_round NAME PERF-RECORD-ARGS...: its outcome in $tmp/perf

@@ -18,6 +18,8 @@
  *   hung-task       an uninterruptible sleep longer than the hung task
  *                   timeout (the caller lowers it first)
  *   leak            kmalloc()ed memory nobody points to any more
+ *   data-race       two threads incrementing a counter without a lock for
+ *                   two seconds, in provoke_racer() (KCSAN's report)
  *
  * Lockdep stops checking after its first report, so each lockdep case
  * needs a fresh boot.  Nothing here corrupts state: the lock cases never
@@ -29,6 +31,7 @@
 #include <linux/irq_work.h>
 #include <linux/jiffies.h>
 #include <linux/kstrtox.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
@@ -176,6 +179,36 @@ static void provoke_leak(void)
 	}
 }
 
+static unsigned long racy_counter;
+
+/*
+ * The race KCSAN reports is here, in this function's plain increment.  It
+ * yields: two racers must not keep both CPUs from the one that stops them.
+ */
+static noinline int provoke_racer(void *unused)
+{
+	while (!kthread_should_stop()) {
+		racy_counter++;
+		cond_resched();
+	}
+	return 0;
+}
+
+static void provoke_data_race(void)
+{
+	struct task_struct *racer[2];
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(racer); i++) {
+		racer[i] = kthread_run(provoke_racer, NULL, "provoke_racer/%d", i);
+		if (IS_ERR(racer[i]))
+			break;
+	}
+	msleep(2000);
+	while (i--)
+		kthread_stop(racer[i]);
+}
+
 static const struct {
 	const char *name;
 	void (*provoke)(void);
@@ -189,6 +222,7 @@ static const struct {
 	{ "rcu-stall", provoke_rcu_stall },
 	{ "hung-task", provoke_hung_task },
 	{ "leak", provoke_leak },
+	{ "data-race", provoke_data_race },
 };
 
 static ssize_t provoke_write(struct file *file, const char __user *ubuf,
