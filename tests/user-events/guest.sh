@@ -268,6 +268,15 @@ if [ "$extra" = oracle ]; then
 		-ex "bts markers bts_test_*" -ex "bts goto-marker 5" \
 		-ex "bts goto-marker" -ex "bts break-on" \
 		-ex kill --args "$progs/gdbmarks"
+	# A kernel without the device (hidden for this run): gdb records,
+	# the subscription says why it cannot be made.
+	mv /dev/bts /dev/bts.hidden &&
+		step gdb/nodev "${run_env[@]}" timeout 300 gdb -nx -batch \
+		-ex "source $here/../../tools/bts-dump/gdb/bts.py" \
+		-ex "break main" -ex run -ex "record btrace bts" \
+		-ex "bts markers bts_test_*" -ex "info bts-markers" \
+		-ex kill --args "$progs/gdbmarks"
+	mv /dev/bts.hidden /dev/bts
 fi
 
 # The flight recorder with markers: every event in every process, on
