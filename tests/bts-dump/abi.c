@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -176,6 +177,24 @@ static pid_t waiter_fn(int *go, int (*fn)(void))
 static pid_t waiter(int *go)
 {
 	return waiter_fn(go, NULL);
+}
+
+/*
+ * Attach @fd as @a says to a waiter_fn(@fn) child, let it go and wait for
+ * it; its status in @status.  Return: the attach's errno, 0 on success.
+ */
+static int attach_run(int fd, struct bts_attach *a, int (*fn)(void),
+		      int *status)
+{
+	int go, err;
+
+	a->pid = waiter_fn(&go, fn);
+	err = ioctl_err(fd, BTS_IOC_ATTACH, a);
+	if (write(go, "x", 1) != 1)
+		exit(1);
+	close(go);
+	waitpid(a->pid, status, 0);
+	return err;
 }
 
 /* 100 clone3() calls that fail late, with EFAULT; 0 if they all did. */
@@ -505,18 +524,11 @@ static void failed_clone(void)
 	struct bts_attach a = { .size = sizeof(a), .flags = BTS_ATTACH_INHERIT };
 	struct bts_status st = { .size = sizeof(st) };
 	struct bts_record r[512];
-	int fd, status, err, go, clones = 0;
+	int fd, status, err, clones = 0;
 	long got, i;
-	pid_t pid;
 
 	fd = dev();
-	pid = waiter_fn(&go, clone_child);
-	a.pid = pid;
-	err = ioctl_err(fd, BTS_IOC_ATTACH, &a);
-	if (write(go, "x", 1) != 1)
-		exit(1);
-	close(go);
-	waitpid(pid, &status, 0);
+	err = attach_run(fd, &a, clone_child, &status);
 	tap(!err && WIFEXITED(status) && !WEXITSTATUS(status),
 	    "100 clone3() calls failing late with EFAULT in a traced process (attach: %s, status %#x)",
 	    strerror(err), status);
@@ -528,6 +540,71 @@ static void failed_clone(void)
 	    "the failed clones, all 100 traced, left no traced thread (%d clone3 records, %u threads, %u untraced)",
 	    clones, st.threads, st.untraced);
 	close(fd);
+}
+
+static void *thread_exits(void *arg)
+{
+	return arg;
+}
+
+/* A thread and a forked process, each gone at once; 0 if both were. */
+static int thread_and_fork(void)
+{
+	pthread_t thread;
+	int status;
+	pid_t pid;
+
+	if (pthread_create(&thread, NULL, thread_exits, NULL) ||
+	    pthread_join(thread, NULL))
+		return 2;
+	pid = fork();
+	if (!pid)
+		_exit(0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+		return 3;
+	return 0;
+}
+
+/*
+ * BTS_ATTACH_INHERIT follows the process's threads and the processes it
+ * forks, BTS_ATTACH_INHERIT_THREADS its threads alone: the process, its
+ * thread and its child are 3 threads traced, then 2.  Not both flags.
+ */
+static void inherit_threads(void)
+{
+	static const struct {
+		__u32 flags;
+		unsigned int threads;
+		const char *what;
+	} cases[] = {
+		{ BTS_ATTACH_INHERIT, 3, "INHERIT traces a thread and a forked child" },
+		{ BTS_ATTACH_INHERIT_THREADS, 2,
+		  "INHERIT_THREADS traces a thread, not a forked child" },
+	};
+	struct bts_attach a = { .size = sizeof(a), .pid = getpid(),
+				.flags = BTS_ATTACH_INHERIT |
+					 BTS_ATTACH_INHERIT_THREADS };
+	struct bts_record r[512];
+	unsigned int i;
+
+	tap(attach_err(&a) == EINVAL, "attach: INHERIT with INHERIT_THREADS is EINVAL");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bts_status st = { .size = sizeof(st) };
+		int fd = dev(), err, status = -1;
+
+		a.flags = cases[i].flags;
+		a.nr_records = 256;
+		err = attach_run(fd, &a, thread_and_fork, &status);
+		while (read(fd, r, sizeof(r)) > 0)
+			;
+		if (!err)
+			err = ioctl_err(fd, BTS_IOC_STATUS, &st);
+		tap(!err && WIFEXITED(status) && !WEXITSTATUS(status) &&
+		    st.threads == cases[i].threads,
+		    "%s (%s, status %#x, %u threads traced)", cases[i].what,
+		    strerror(err), status, st.threads);
+		close(fd);
+	}
 }
 
 /* A ring of 4: the last 4 branches, readable once the thread is gone. */
@@ -1232,6 +1309,7 @@ int main(int argc, char **argv)
 	session(1);
 	fault_reads();
 	failed_clone();
+	inherit_threads();
 	ring();
 	snapshots();
 	kernel_details();

@@ -3,7 +3,8 @@
  * /dev/bts: user-only branch traces of threads, for whoever may ptrace them.
  *
  * A file is attached to one thread, and with BTS_ATTACH_INHERIT also to
- * the threads and processes that thread and its descendants create.  Each
+ * the threads and processes that thread and its descendants create (with
+ * BTS_ATTACH_INHERIT_THREADS, the threads of its process).  Each
  * thread gets a user-only consumer of its own from the Debug Store layer
  * (arch/x86/kernel/ds.c); read() takes the records of one thread after the
  * other and puts a BTS_PSEUDO_THREAD record in front of each thread's run.
@@ -530,7 +531,11 @@ static int bts_dev_release(struct inode *inode, struct file *file)
 static int bts_check_attach(const struct bts_attach *a)
 {
 	if (a->flags & ~(BTS_ATTACH_INHERIT | BTS_ATTACH_LOSSLESS |
-			 BTS_ATTACH_MAPS | BTS_ATTACH_MARKERS))
+			 BTS_ATTACH_MAPS | BTS_ATTACH_MARKERS |
+			 BTS_ATTACH_INHERIT_THREADS))
+		return -EINVAL;
+	if ((a->flags & BTS_ATTACH_INHERIT) &&
+	    (a->flags & BTS_ATTACH_INHERIT_THREADS))
 		return -EINVAL;
 	if (a->markers && !(a->flags & BTS_ATTACH_MARKERS))
 		return -EINVAL;
@@ -565,6 +570,8 @@ static int bts_attach_task(struct bts_file *f, struct task_struct *task)
 
 	if (f->attach.flags & BTS_ATTACH_INHERIT)
 		cfg.flags |= DS_BTS_INHERIT;
+	if (f->attach.flags & BTS_ATTACH_INHERIT_THREADS)
+		cfg.flags |= DS_BTS_INHERIT_THREADS;
 	if (f->attach.flags & BTS_ATTACH_LOSSLESS)
 		cfg.flags |= DS_BTS_LOSSLESS;
 	if (f->attach.flags & BTS_ATTACH_MAPS)

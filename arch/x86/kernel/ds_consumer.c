@@ -244,9 +244,12 @@ static int ds_check_config(const struct ds_bts_config *cfg)
 	if (cfg->mode != DS_MODE_RING && cfg->mode != DS_MODE_CONTINUOUS)
 		return -EINVAL;
 	if (cfg->flags & ~(DS_BTS_LOSSLESS | DS_BTS_SUSPENDED | DS_BTS_INHERIT |
-			   DS_BTS_MARKERS | DS_BTS_MAPS))
+			   DS_BTS_MARKERS | DS_BTS_MAPS | DS_BTS_INHERIT_THREADS))
 		return -EINVAL;
 	if ((cfg->flags & DS_BTS_INHERIT) &&
+	    (cfg->flags & DS_BTS_INHERIT_THREADS))
+		return -EINVAL;
+	if ((cfg->flags & (DS_BTS_INHERIT | DS_BTS_INHERIT_THREADS)) &&
 	    (!cfg->task || !cfg->ops || !cfg->ops->task_fork))
 		return -EINVAL;
 	if ((cfg->flags & DS_BTS_LOSSLESS) &&
@@ -409,7 +412,8 @@ static void ds_consumer_start(struct ds_consumer *c)
  *
  * Records flow once this returns (unless DS_BTS_SUSPENDED).  A task scope
  * takes a reference on the task; the trace survives exec, and its children
- * are traced only with DS_BTS_INHERIT.  A CPU scope records only while the CPU is
+ * are traced only with DS_BTS_INHERIT (or its threads only, with
+ * DS_BTS_INHERIT_THREADS).  A CPU scope records only while the CPU is
  * online.
  *
  * Context: process, may sleep.
@@ -420,7 +424,7 @@ static void ds_consumer_start(struct ds_consumer *c)
  * DS_MAX_CONSUMERS consumers,
  * -ENOMEM (also for a CPU scope whose CPU has no staging buffer).
  * The consumer's memory is charged to the caller's memory cgroup, and so
- * is that of the consumers DS_BTS_INHERIT makes from it.
+ * is that of the consumers made from it for the task's children.
  */
 struct ds_consumer *ds_request_bts(const struct ds_bts_config *cfg)
 {
@@ -980,11 +984,22 @@ void ds_exit_thread(struct task_struct *tsk)
 	kfree_rcu(set, rcu);
 }
 
+/* Whether @c of current traces @child, a thread or process current made. */
+static bool ds_inherits(const struct ds_consumer *c, struct task_struct *child)
+{
+	if (c->cfg.flags & DS_BTS_INHERIT)
+		return true;
+	/* copy_process() has set @child's signal struct: shared, or its own. */
+	return (c->cfg.flags & DS_BTS_INHERIT_THREADS) &&
+	       same_thread_group(child, current);
+}
+
 /**
  * ds_fork_thread() - a traced task created a thread or process
  * @child: the new task, not running yet
  *
- * Every DS_BTS_INHERIT consumer of current gets a like consumer of @child,
+ * Every consumer of current that inherits (DS_BTS_INHERIT, or
+ * DS_BTS_INHERIT_THREADS for a thread) gets a like consumer of @child,
  * handed to its task_fork callback, or NULL there if @child cannot be
  * traced (no memory, the hardware busy): the clone goes on regardless.
  * The child's trace starts when it first runs.  Called once the clone
@@ -1015,7 +1030,7 @@ void ds_fork_thread(struct task_struct *child)
 	set = rcu_dereference_protected(current->thread.ds_consumers,
 					lockdep_is_held(&ds_mutex));
 	for (i = 0; set && i < set->nr; i++) {
-		if (set->c[i]->cfg.flags & DS_BTS_INHERIT) {
+		if (ds_inherits(set->c[i], child)) {
 			/* A release waits for the callback. */
 			ds_callback_get(set->c[i]);
 			cons[n++] = set->c[i];

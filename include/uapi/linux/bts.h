@@ -265,7 +265,8 @@ enum bts_syscall_abi {
  * enum bts_thread_event - the argument of a BTS_PSEUDO_THREAD record
  * @BTS_THREAD_RECORDS: the thread's records follow
  * @BTS_THREAD_NEW: the thread is traced from here on: it was created by a
- *	traced thread (BTS_ATTACH_INHERIT) or it is the one attached to
+ *	traced thread (BTS_ATTACH_INHERIT, BTS_ATTACH_INHERIT_THREADS) or it
+ *	is the one attached to
  * @BTS_THREAD_EXIT: the thread exited; its stream is complete
  */
 enum bts_thread_event {
@@ -301,7 +302,8 @@ enum bts_entry_kind {
  * struct bts_record from it (each thread's records after a THREAD record
  * naming it), poll() for records.  A file traces one thread, or with
  * BTS_ATTACH_INHERIT that thread and every thread and process it creates
- * from then on.  Only user-mode branches are recorded, and only user
+ * from then on (with BTS_ATTACH_INHERIT_THREADS, the threads only).
+ * Only user-mode branches are recorded, and only user
  * addresses appear in the records: a stretch of time in the kernel is one
  * BTS_PSEUDO_KERNEL record, after its detail.  Attaching needs the right
  * to ptrace the thread (PTRACE_MODE_ATTACH_REALCREDS).  The hardware never
@@ -360,6 +362,14 @@ enum bts_attach_mode {
  * user_events (CONFIG_USER_EVENTS_BTS) refuses the flag with -EOPNOTSUPP.
  */
 #define BTS_ATTACH_MARKERS	(1U << 3)
+/*
+ * Also trace the threads the thread creates from now on (and those they
+ * create), but not the processes it forks (or a vfork()'s child): a
+ * debugger's view of its inferior, whose forked children it does not
+ * debug, and which attaches each of its threads.  Their events are not
+ * enabled for the file's markers either.  Not with BTS_ATTACH_INHERIT.
+ */
+#define BTS_ATTACH_INHERIT_THREADS	(1U << 4)
 
 /**
  * struct bts_attach - BTS_IOC_ATTACH's argument

@@ -52,12 +52,13 @@ enum ds_overflow_action {
  * @task_exit: the traced task is exiting; no record follows.  Context:
  *	process, the exiting task, may sleep.  Optional.
  * @task_fork: with DS_BTS_INHERIT, the traced task created a thread or a
- *	process, traced by @child, a new consumer like @c that the callback
- *	now owns; ds_bts_task() tells which task.  Returns the data that
- *	@child's callbacks get.  @child is NULL when the new task could not
- *	be traced (no memory, the hardware busy).  Context: process, the
- *	parent in clone() once the clone cannot fail, before the child runs;
- *	may sleep.  Required with DS_BTS_INHERIT.
+ *	process (with DS_BTS_INHERIT_THREADS, a thread of its process),
+ *	traced by @child, a new consumer like @c that the callback now owns;
+ *	ds_bts_task() tells which task.  Returns the data that @child's
+ *	callbacks get.  @child is NULL when the new task could not be traced
+ *	(no memory, the hardware busy).  Context: process, the parent in
+ *	clone() once the clone cannot fail, before the child runs; may
+ *	sleep.  Required with either flag.
  * @window: zero copy.  While a CPU consumer that records the kernel, and
  *	takes no markers or maps, is the CPU's only active consumer and PTI
  *	is off, the layer may let the hardware write memory of the
@@ -93,6 +94,12 @@ struct ds_bts_ops {
 #define DS_BTS_MARKERS		BIT(3)
 /* Take the task's address-space changes (BTS_PSEUDO_MAP), see ds_maps.c. */
 #define DS_BTS_MAPS		BIT(4)
+/*
+ * Task scope: trace the threads its process creates, not the processes it
+ * forks (as a debugger follows its inferior); see task_fork.  Not with
+ * DS_BTS_INHERIT.
+ */
+#define DS_BTS_INHERIT_THREADS	BIT(5)
 
 /**
  * struct ds_marker - an application's event, for ds_append_marker()
