@@ -14,7 +14,9 @@ events it describes itself with (Documentation/trace/user_events.rst):
 
 The events come from /dev/bts (include/uapi/linux/bts.h): a file per
 thread of the inferior, attached in ring mode with BTS_ATTACH_MARKERS and
-BTS_ATTACH_INHERIT, which enables the events in the inferior only and puts
+BTS_ATTACH_INHERIT_THREADS (the threads the inferior creates, not the
+processes it forks, which gdb does not record), which enables the events
+in the inferior only and puts
 a BTS_PSEUDO_MARKER record in the thread's stream between the branches
 before the write and those after it.  At every stop each thread's ring is
 read (BTS_IOC_SNAPSHOT) and each new marker placed in gdb's history of
@@ -48,8 +50,8 @@ BTS_DETAIL_KERNEL_ENTRY = 0
 BTS_DETAIL_MARKER_PAYLOAD = 1
 BTS_MARKER_TRUNCATED = 1 << 0
 BTS_MARKER_NOT_CAPTURED = 1 << 1
-BTS_ATTACH_INHERIT = 1 << 0
 BTS_ATTACH_MARKERS = 1 << 3
+BTS_ATTACH_INHERIT_THREADS = 1 << 4
 BTS_MODE_RING = 1
 BTS_MAX_RECORDS = 1 << 20
 BTS_IOC_ATTACH = 0xB901
@@ -57,6 +59,7 @@ BTS_IOC_DETACH = 0xB903
 BTS_IOC_SNAPSHOT = 0xB904
 BTS_IOC_EVENT_FORMAT = 0xB905
 RECORD = struct.Struct("<QQQ")
+TAG = struct.pack("<I", BTS_PSEUDO_TAG)
 
 DEVICE = "/dev/bts"
 # Why a marker has no place in gdb's history, and what to do about it.
@@ -71,6 +74,43 @@ ADVICE = {
     ELSEWHERE: "gdb's history and the branch trace disagree there",
 }
 DEFAULT_RECORDS = 65536
+
+
+def _pseudo_records(data, start=0):
+    """The indexes of the pseudo-records in @data, a stream's records,
+    from byte @start (a record's) on.
+
+    Found by their tag, the high half of the source, with bytes.find():
+    a ring holds some 65,536 records, mostly branches, which a loop in
+    Python would take one by one at every stop.  The stream is
+    user-only, so a branch's source is a user address, whose high half
+    is never the tag; the tag elsewhere in a record (a target, flags) is
+    not where a source's high half is, and is passed over."""
+    out = []
+    at = data.find(TAG, start + 4)
+    while at >= 0:
+        if at % RECORD.size == 4:
+            out.append(at // RECORD.size)
+            at = data.find(TAG, at + RECORD.size)
+        else:
+            at = data.find(TAG, at + 1)
+    return out
+
+
+def _last_kernel_record(data):
+    """Where in @data its newest BTS_PSEUDO_KERNEL record starts; 0 if it
+    has none.  Searched from the end: a system call under way is after
+    it."""
+    end = len(data)
+    while True:
+        at = data.rfind(TAG, 0, end)
+        if at < 0:
+            return 0
+        if at % RECORD.size == 4 and _pseudo_type(
+                struct.unpack_from("<Q", data, at - 4)[0]) == \
+                BTS_PSEUDO_KERNEL:
+            return at - 4
+        end = at + len(TAG) - 1
 
 
 def _pseudo_type(frm):
@@ -103,27 +143,36 @@ class Marker:
 
 
 class Stream:
-    """What one snapshot of a thread's ring says about its markers."""
+    """What one snapshot of a thread's ring says about its markers, from
+    byte @start (a record's) on."""
 
-    def __init__(self, lwp, data):
+    def __init__(self, lwp, data, start=0):
         self.lwp = lwp
         self.markers = []
         self.newest_kernel_time = None
         self.oldest_kernel_time = None
-        self._parse(data)
+        # The newest kernel stretch's two records (its detail, with the
+        # time it ended, and itself): where the next snapshot's new
+        # records begin, found again there.
+        self.anchor = None
+        self._parse(data, start)
 
-    def _parse(self, data):
+    def _parse(self, data, start):
         words = memoryview(data).cast("Q")
+        first = start // RECORD.size
         payload = {}
         entry_time = None
-        branches = 0
         unreturned = []             # markers before their system call's
-        for i in range(0, len(words), 3):
-            frm, to, flags = words[i], words[i + 1], words[i + 2]
-            if frm >> 32 != BTS_PSEUDO_TAG:
-                branches += 1
-                payload.clear()
-                continue
+        after = first - 1           # the pseudo-record before this one
+        pseudo = _pseudo_records(data, start)
+        for nr_pseudo, at in enumerate(pseudo):
+            # The branches of the stream so far.
+            branches = at - first - nr_pseudo
+            if at != after + 1:
+                payload.clear()     # a marker's details come right before
+            after = at
+            frm, to, flags = words[3 * at], words[3 * at + 1], \
+                words[3 * at + 2]
             kind = _pseudo_type(frm)
             arg = _pseudo_arg(frm)
             if kind == BTS_PSEUDO_DETAIL:
@@ -133,7 +182,7 @@ class Stream:
                     payload[arg >> 16] = struct.pack("<QQ", to, flags)
                 elif (arg & 0xFF) == BTS_PSEUDO_KERNEL and \
                         layout == BTS_DETAIL_KERNEL_ENTRY:
-                    entry_time = flags
+                    entry_time, entry_at = flags, at
                 continue
             if kind == BTS_PSEUDO_MARKER:
                 length = (arg >> 16) & 0xFF
@@ -154,8 +203,11 @@ class Stream:
                     if self.oldest_kernel_time is None:
                         self.oldest_kernel_time = entry_time
                     self.newest_kernel_time = entry_time
+                    self.anchor = bytes(data[entry_at * RECORD.size:
+                                             (at + 1) * RECORD.size])
             payload.clear()
             entry_time = None
+        branches = len(data) // RECORD.size - first - len(pseudo)
         for m in self.markers:
             m.branches += branches
 
@@ -164,28 +216,50 @@ def _errno_text(err):
     return "%s (%s)" % (os.strerror(err), errno.errorcode.get(err, err))
 
 
+def _cpu_has_bts():
+    """Whether /proc/cpuinfo lists the branch trace store (flag bts); True
+    if it cannot tell."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "bts" in line.partition(":")[2].split()
+    except OSError:
+        pass
+    return True
+
+
+def _open_device():
+    """A new /dev/bts file, or the error that says why there is none."""
+    try:
+        return os.open(DEVICE, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ENOENT and not _cpu_has_bts():
+            raise gdb.GdbError(
+                "bts: no %s: this CPU has no branch trace store (BTS: "
+                "Intel CPUs have it, few virtual machines show it)" % DEVICE)
+        if e.errno == errno.ENOENT:
+            raise gdb.GdbError(
+                "bts: no %s: this kernel has no branch trace device "
+                "(CONFIG_X86_DS)" % DEVICE)
+        if e.errno in (errno.EACCES, errno.EPERM):
+            raise gdb.GdbError(
+                "bts: %s: %s; kernel.perf_event_paranoid above 2 "
+                "needs CAP_PERFMON" % (DEVICE, _errno_text(e.errno)))
+        raise gdb.GdbError("bts: %s: %s" % (DEVICE, _errno_text(e.errno)))
+
+
 class Device:
     """A /dev/bts file attached to one thread and the threads it starts."""
 
     def __init__(self, lwp, glob, nr_records):
         self.lwp = lwp
         self.nr_records = nr_records
-        try:
-            self.fd = os.open(DEVICE, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError as e:
-            if e.errno == errno.ENOENT:
-                raise gdb.GdbError(
-                    "bts: no %s: this kernel has no branch trace device "
-                    "(CONFIG_X86_DS)" % DEVICE)
-            if e.errno in (errno.EACCES, errno.EPERM):
-                raise gdb.GdbError(
-                    "bts: %s: %s; kernel.perf_event_paranoid above 2 "
-                    "needs CAP_PERFMON" % (DEVICE, _errno_text(e.errno)))
-            raise gdb.GdbError("bts: %s: %s" %
-                               (DEVICE, _errno_text(e.errno)))
+        self.fd = _open_device()
         self._glob = ctypes.create_string_buffer(glob.encode())
         attach = struct.pack("<IIIIIIQ", 32,
-                             BTS_ATTACH_INHERIT | BTS_ATTACH_MARKERS, lwp,
+                             BTS_ATTACH_INHERIT_THREADS | BTS_ATTACH_MARKERS,
+                             lwp,
                              BTS_MODE_RING, nr_records, 0,
                              ctypes.addressof(self._glob))
         try:
@@ -363,6 +437,7 @@ class Session:
         self.seen = {}              # Marker.key() -> Marker
         self.formats = {}
         self.newest_time = {}       # lwp -> newest kernel stretch seen
+        self.anchors = {}           # lwp -> Stream.anchor, last stop's
         self.unreturned = []        # written in a call still under way
         try:
             for t in sorted(inf.threads(), key=lambda t: t.num):
@@ -411,7 +486,9 @@ class Session:
                 # subscription by a thread that is gone): trace it now.
                 self._attach(lwp)
                 continue
-            stream = Stream(lwp, data)
+            stream = Stream(lwp, data, self._resume_at(lwp, data))
+            if stream.anchor is not None:
+                self.anchors[lwp] = stream.anchor
             self._warn_if_overrun(lwp, stream)
             new = [m for m in stream.markers if m.key() not in self.seen]
             if new:
@@ -425,6 +502,16 @@ class Session:
                     self.seen[m.key()] = m
                     self.markers.append(m)
         self.markers.sort(key=lambda m: (m.time, m.lwp))
+
+    def _resume_at(self, lwp, data):
+        """Where the records new since the last stop begin, or nearly:
+        at the newest kernel stretch seen then (its time makes its
+        records unique), whose markers have all been taken in; those
+        after it, written in a system call that had not returned, are
+        read again.  0 if it is no longer in the ring."""
+        anchor = self.anchors.get(lwp)
+        at = data.rfind(anchor) if anchor else -1
+        return at if at >= 0 and at % RECORD.size == 0 else 0
 
     def listing(self):
         """The markers in the order of their writes, as K counts them."""
@@ -623,6 +710,9 @@ enable bits; without an argument, show the subscription."""
         if len(glob.encode()) >= 256:
             raise gdb.GdbError("bts: the glob is longer than 255 bytes")
         inf = _inferior_pid()
+        # Before gdb's recording: without BTS, or with perf_event_paranoid
+        # above 2, `record btrace' fails too, and this says why.
+        os.close(_open_device())
         _recording()
         if s is not None:
             s.close()
@@ -820,7 +910,9 @@ markers'), else 0.  `bts break-on' makes it a catchpoint's condition."""
         if data is None:
             return 0
         pattern = glob.string()
-        for m in Stream(thread.ptid[1], data).markers:
+        # Only a system call under way matters: after the newest stretch.
+        for m in Stream(thread.ptid[1], data,
+                        _last_kernel_record(data)).markers:
             fmt = s.format_of(m)
             # No kernel stretch after it: its system call is under way.
             if m.time is None and fmt and fnmatch.fnmatchcase(fmt.name,

@@ -22,6 +22,7 @@ from checklib import (BTS_DUMP, WORK, PROG, PROG_PIE, PROG32, SRC, results,
                       has_lines, diag)
 import check_devtools
 import check_files
+import check_gdb_ext
 import check_inline
 import check_insn_len
 import check_jit
@@ -1604,6 +1605,7 @@ for t in (test_symtab, check_insn_len.test_insn_len,
           check_pt.test_pt_images,
           check_inline.test_inline, check_inline.test_plt_demangle,
           check_inline.test_debuginfo_hint,
+          check_gdb_ext.test_gdb_ext_markers,
           test_help_man, test_usage):
     try:
         t()
