@@ -74,6 +74,7 @@ bench: kernel qemu
 	@bench/detach-cost.sh
 	@bench/delivery-cost.sh
 	@bench/marker-cost.sh
+	@bench/gdb-stop-cost.sh
 
 patches: deps
 	@workbench/patches.sh . $(BUILD)

@@ -20,7 +20,10 @@
 #   f  the extension subscribed: bts markers bench_ev
 #
 # f less e is what a subscriber in gdb costs per event over ftrace's
-# probe, as c less b is for bts-dump's.
+# probe, as c less b is for bts-dump's.  gdb stops the program at _exit()
+# with a breakpoint: a syscall catchpoint would stop it at every system
+# call's entry and exit, two ptrace stops per event that cost gdb and the
+# kernel some 80,000 instructions and vary by more than a marker costs.
 #
 # Counted, not timed: the TCG plugin insn-marks.c counts every guest
 # instruction, user and kernel, on the one vCPU while region 2 is open,
@@ -91,7 +94,7 @@ for c in ${BENCH_PROFILE:-a b c d e f}; do
 		gdb -nx -batch -ex "source $repo/tools/bts-dump/gdb/bts.py" \
 			-ex "set bts records 1048576" -ex "break main" \
 			-ex run -ex "record btrace bts" -ex "bts markers \$m" \
-			-ex "catch syscall exit_group" -ex continue \
+			-ex "break _exit" -ex continue \
 			-ex "info bts-markers" --args \$p $events \
 			>/dev/shm/\$c.gdb 2>&1 || true
 		grep -o 'written=[0-9]*' /dev/shm/\$c.gdb >/dev/shm/\$c.out
