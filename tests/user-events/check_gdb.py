@@ -7,6 +7,7 @@ wrote and against the ptrace single-step oracle's run of it.
   check_gdb.py threads ORACLE ORACLE_OUT GDB_JSONL --binary B [--older]
   check_gdb.py m32 ORACLE GDB_JSONL
   check_gdb.py breakon ORACLE ORACLE_OUT GDB_JSONL
+  check_gdb.py calls GDB_JSONL DUMP_CALLS --binary B [--self-test]
   check_gdb.py self-test ORACLE ORACLE_OUT GDB_JSONL --binary B
 
 GDB_JSONL is what gdb_driver.py's `bts-test-dump` wrote at the stop:
@@ -39,6 +40,10 @@ A marker is where its write was when:
 breakon: gdb stopped by `bts break-on bts_test_big` is in main's system
 call that wrote it, which `info bts-markers` lists last, and main's events
 up to it land where the oracle has their writes.
+
+calls: `bts call-history` of each thread against bts-dump's --calls
+--markers of the same run (DUMP_CALLS), line by line: see
+calls_dump_check().
 
 With --older (gdb's buffer kept fewer branches than the program took), a
 marker may instead say it is older than gdb's history, and goto-marker
@@ -381,6 +386,141 @@ def breakon_check(oracle, oracle_out, gdb, diag):
     return ok
 
 
+GAP = "[decode error"
+DUMP_THREAD = re.compile(r"^\[tid (\d+) pid \d+")
+DUMP_SEGMENT = re.compile(r"^\d+\t *(\S+)$")
+DUMP_EVENT = re.compile(r"^\t *-- event (u:\w+.*?)(?: (?:in|at) \S+.*)?$")
+GDB_EVENT = re.compile(r"^\t *  -- event \d+: (u:\w+.*)$")
+
+
+def dump_calls(path):
+    """bts-dump --calls' lines of each thread, as ("f", name) for each
+    function segment and ("e", event) for each event; its other notes
+    (system calls, signals, threads) are left out."""
+    out, tid = {}, None
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = DUMP_THREAD.match(line)
+            if m:
+                tid = int(m[1])
+                continue
+            m = DUMP_SEGMENT.match(line)
+            if m:
+                out.setdefault(tid, []).append(("f", m[1]))
+                continue
+            m = DUMP_EVENT.match(line)
+            if m:
+                out.setdefault(tid, []).append(("e", m[1]))
+    return out
+
+
+def gdb_calls(text):
+    """`bts call-history`'s lines the same way, in stretches between
+    gdb's gaps ("[decode error ...]")."""
+    parts = [[]]
+    for line in text.splitlines():
+        num, tab, name = line.partition("\t")
+        if GAP in line:
+            parts.append([])
+        elif tab and num.isdigit() and name.strip():
+            parts[-1].append(("f", name.strip()))
+        else:
+            m = GDB_EVENT.match(line)
+            if m:
+                parts[-1].append(("e", m[1]))
+    return parts
+
+
+def same_function(names, a, b):
+    """Whether gdb's name @a and bts-dump's @b name one function: aliases
+    at one address (read, __libc_read), or code without a symbol (gdb's
+    "??", bts-dump's module name)."""
+    if a == b:
+        return True
+    if a == "??":
+        return b not in names
+    return bool(names.get(a, set()) & names.get(b, set()))
+
+
+def calls_dump_check(gdb, dump_txt, binary, diag):
+    """`bts call-history` against bts-dump's --calls --markers of the same
+    run (bts-dump -p, then gdb attached): each thread's function segments
+    and events, line by line, the same functions (by address) and the
+    same events between the same segments.  Where gdb's history has gaps
+    (main's signal handler, after which gdb's BTS decoder walks code the
+    thread never ran) the stretch before the first gap is compared: it
+    must be where bts-dump's begins and hold every event of main's
+    before the signal."""
+    head, markers, _ = gdb
+    sym, names = dc.Symbols(binary), {}
+    for name, addr in zip(sym.names, sym.addrs):
+        names.setdefault(name, set()).add(addr)
+    dump = dump_calls(dump_txt)
+    lwp_of = {m["thread"]: m["lwp"] for m in markers if m}
+    ok, compared = True, 0
+    for num, text in sorted(head["calls"].items()):
+        parts = gdb_calls(text)
+        theirs = dump.get(lwp_of.get(int(num)), [])
+        mine = parts[0]
+        if len(parts) == 1 and len(mine) != len(theirs):
+            diag(f"thread {num}: gdb's call history has {len(mine)} lines, "
+                 f"bts-dump's {len(theirs)}")
+            ok = False
+        for i, (a, b) in enumerate(zip(mine, theirs)):
+            if a[0] != b[0] or (a[0] == "f" and
+                                not same_function(names, a[1], b[1])) or \
+                    (a[0] == "e" and a[1] != b[1]):
+                diag(f"thread {num}, line {i + 1} of its history: gdb "
+                     f"has {a}, bts-dump {b}")
+                ok = False
+                break
+        if len(mine) > len(theirs):
+            diag(f"thread {num}: gdb's first stretch is longer than "
+                 f"bts-dump's whole history")
+            ok = False
+        events = sum(1 for x in mine if x[0] == "e")
+        want = sum(1 for m in markers if m and m["thread"] == int(num) and
+                   m["fields"].get("tag") != "signal")
+        if events != want:
+            diag(f"thread {num}: {events} events compared, {want} wanted")
+            ok = False
+        compared += len(mine)
+    if ok:
+        diag(f"{len(head['calls'])} threads' call histories, {compared} "
+             f"lines, as bts-dump's")
+    return ok
+
+
+def calls_self_test(gdb, dump_txt, binary, diag):
+    """An event a line early in gdb's call history, or a function in
+    place of another, fails the comparison with bts-dump's."""
+    if not calls_dump_check(gdb, dump_txt, binary, dc.Diag(True)):
+        diag("self-test: the good run does not pass")
+        return False
+    head, markers, gotos = gdb
+    num = max(head["calls"], key=lambda n: len(head["calls"][n]))
+    lines = head["calls"][num].splitlines()
+    at = next(i for i, x in enumerate(lines) if GDB_EVENT.match(x))
+    early = copy.deepcopy(head)
+    moved = lines[:]
+    moved.insert(at - 1, moved.pop(at))
+    early["calls"][num] = "\n".join(moved)
+    other = copy.deepcopy(head)
+    swapped = lines[:]
+    seg = next(i for i, x in enumerate(lines[at + 1:], at + 1)
+               if re.match(r"^\d+\t *main$", x))
+    swapped[seg] = swapped[seg].replace("main", "leaf")
+    other["calls"][num] = "\n".join(swapped)
+    caught_early = not calls_dump_check((early, markers, gotos), dump_txt,
+                                        binary, dc.Diag(True))
+    caught_other = not calls_dump_check((other, markers, gotos), dump_txt,
+                                        binary, dc.Diag(True))
+    diag(f"an event a line early {'fails' if caught_early else 'PASSES'}; "
+         f"leaf in place of main {'fails' if caught_other else 'PASSES'}")
+    return caught_early and caught_other
+
+
 def m32_check(oracle, gdb, diag):
     _, markers, gotos = gdb
     if None in markers or [m["fields"].get("seq") for m in markers] != \
@@ -466,14 +606,22 @@ def main():
     s = sub.add_parser("m32")
     s.add_argument("oracle")
     s.add_argument("gdb")
+    s = sub.add_parser("calls")
+    s.add_argument("gdb")
+    s.add_argument("dump_calls")
+    s.add_argument("--binary", required=True)
+    s.add_argument("--self-test", action="store_true")
     s = sub.add_parser("breakon")
     s.add_argument("oracle")
     s.add_argument("oracle_out")
     s.add_argument("gdb")
     a = p.parse_args()
     diag = dc.Diag()
-    oracle = dc.Oracle(a.oracle)
     gdb = read_gdb(a.gdb)
+    if a.cmd == "calls":
+        check = calls_self_test if a.self_test else calls_dump_check
+        sys.exit(0 if check(gdb, a.dump_calls, a.binary, diag) else 1)
+    oracle = dc.Oracle(a.oracle)
     if a.cmd == "m32":
         sys.exit(0 if m32_check(oracle, gdb, diag) else 1)
     if a.cmd == "breakon":

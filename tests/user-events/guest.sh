@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/user-events/guest.sh RESULTS BUILD BTS_DUMP [oracle|selftests]
+# tests/user-events/guest.sh RESULTS BUILD BTS_DUMP [oracle|selftests|nobts]
 #
 # Runs in the test VM, as root (started by tests/user-events/run): traces
 # the user_events programs (BUILD/progs) with bts-dump --markers; with
 # "oracle" also single-steps markers with the ptrace oracle and runs the
-# kernel's selftests, with "selftests" only the latter.  Raw results in
+# kernel's selftests, with "selftests" only the latter; "nobts" (a CPU
+# without BTS) runs gdb/nobts alone.  Raw results in
 # RESULTS, where the host checks them:
 #
 #   markers/oracle   oracle -t                          -> oracle.txt
@@ -44,10 +45,18 @@
 #                    buffer, stopped in stop_here() (threads.jsonl), the
 #                    same with gdb's smallest buffer (older.jsonl), m32
 #                    stopped at its exit (m32.jsonl), gdbmarks stopped by
-#                    bts break-on bts_test_big (breakon.jsonl), the
-#                    enable bits it sets (enable.out) and the extension's
-#                    errors (errors.err); the oracle's runs
-#                    of both (oracle.txt, m32-oracle.txt)
+#                    bts break-on bts_test_big (breakon.jsonl), gdbmarks
+#                    fork stopped in stop_here() (fork.jsonl, its child's
+#                    bit in fork.out), the enable bits it sets
+#                    (enable.out) and the extension's errors
+#                    (errors.err; paranoid.err as nobody with
+#                    perf_event_paranoid 3; nobts.err on a CPU without
+#                    BTS, nodev.err with /dev/bts hidden); gdbmarks
+#                    wait with bts-dump -p and gdb attached to it, each
+#                    thread's bts call-history (calls.jsonl) and
+#                    bts-dump's --calls (calls.raw, calls.txt); the
+#                    oracle's runs of the three
+#                    (oracle.txt, m32-oracle.txt, fork-oracle.txt)
 #   recorder/*       with oracle or selftests: the bts tracer with
 #                    options/bts-markers, N = 65536: CPU 1's trace while
 #                    markers runs there alone (alone.trace), then, with
@@ -86,6 +95,16 @@ mountpoint -q /sys/kernel/tracing ||
 for d in markers threads reregister m32 nobody enable selftests recorder gdb; do
 	mkdir -p "$res/$d" && chmod 0777 "$res/$d" || exit 125
 done
+
+# A CPU without BTS (the boot's model has no DS): gdb cannot record,
+# and the subscription says why.
+if [ "$extra" = nobts ]; then
+	step gdb/nobts "${run_env[@]}" timeout 300 gdb -nx -batch \
+		-ex "source $here/../../tools/bts-dump/gdb/bts.py" \
+		-ex "break main" -ex run -ex "record btrace bts" \
+		-ex "bts markers bts_test_*" -ex kill --args "$progs/gdbmarks"
+	exit 0
+fi
 
 if [ -n "$extra" ]; then
 	for t in ftrace_test dyn_test perf_test abi_test; do
@@ -219,11 +238,12 @@ step enable/uffd timeout 120 "$progs/uffdbit"
 
 # gdb's `bts markers`: every event placed in gdb's history where it was
 # written, checked against the oracle's run of the same program.
-# gdb_markers STEP BUFFER_SIZE START STOP PROG: record from START,
-# subscribe, run to STOP, dump what the extension shows.
+# gdb_markers STEP BUFFER_SIZE START STOP PROG [ARG...]: record from
+# START, subscribe, run to STOP, dump what the extension shows.
 gdb_markers()
 {
-	local name=$1 size=$2 start=$3 stop=$4 prog=$5
+	local name=$1 size=$2 start=$3 stop=$4
+	shift 4
 	step "gdb/$name" "${run_env[@]}" timeout 300 gdb -nx -batch \
 		-ex "source $here/../../tools/bts-dump/gdb/bts.py" \
 		-ex "source $here/gdb_driver.py" \
@@ -233,17 +253,68 @@ gdb_markers()
 		-ex 'record btrace bts' -ex "bts markers bts_test_*" \
 		-ex "$stop" -ex continue \
 		-ex "bts-test-dump $res/gdb/$name.jsonl" \
-		-ex kill --args "$prog"
+		-ex kill --args "$@"
+}
+# gdb's call history with the events, and bts-dump's --calls --markers of
+# the same run: gdbmarks waits for a byte on its standard input while
+# bts-dump -p attaches (it seizes the process, attaches each thread and
+# lets go of it) and then gdb, which records, subscribes and writes the
+# byte.  Three consumers on main's thread: gdb's perf BTS, the
+# extension's ring and bts-dump's stream.
+proc_status()	# proc_status PID FIELD: a field of /proc/PID/status
+{
+	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"
+}
+gdb_calls()
+{
+	local fifo=/tmp/gdbmarks-go pid dumper switches
+	rm -f "$fifo" && mkfifo "$fifo" || return
+	"${run_env[@]}" "$progs/gdbmarks" wait 0<>"$fifo" >/dev/null 2>&1 &
+	pid=$!
+	# Not before it reads: its switches count from there.
+	for _ in $(seq 600); do
+		[[ $(cat "/proc/$pid/syscall" 2>/dev/null) == "0 "* ]] && break
+		sleep 0.1
+	done
+	switches=$(proc_status "$pid" voluntary_ctxt_switches)
+	"$dump" -q -p "$pid" --markers='bts_test_*' --format=raw \
+		-o "$res/gdb/calls.raw" 2>"$res/gdb/calls-dump.err" &
+	dumper=$!
+	# It stopped (a switch, with bts-dump its tracer), was attached to,
+	# and is let go: no tracer again.
+	for _ in $(seq 600); do
+		[ "$(proc_status "$pid" voluntary_ctxt_switches)" != \
+			"$switches" ] &&
+			[ "$(proc_status "$pid" TracerPid)" = 0 ] && break
+		sleep 0.1
+	done
+	step gdb/calls timeout 300 gdb -nx -batch \
+		-ex "source $here/../../tools/bts-dump/gdb/bts.py" \
+		-ex "source $here/gdb_driver.py" \
+		-ex 'handle SIGUSR1 nostop noprint pass' \
+		-ex 'set record btrace bts buffer-size 4194304' \
+		-ex 'record btrace bts' -ex "bts markers bts_test_*" \
+		-ex 'break *stop_here' -ex "shell printf x >$fifo" \
+		-ex continue -ex "bts-test-dump $res/gdb/calls.jsonl" \
+		-ex kill -p "$pid"
+	wait "$dumper"
+	echo $? >"$res/gdb/calls-dump.rc"
+	"$dump" -i "$res/gdb/calls.raw" --calls -o "$res/gdb/calls.txt"
 }
 if [ "$extra" = oracle ]; then
 	step gdb/oracle "${run_env[@]}" "$build/oracle" -t \
 		-o "$res/gdb/oracle.txt" -- "$progs/gdbmarks"
 	step gdb/m32-oracle "${run_env[@]}" "$build/oracle" -t \
 		-o "$res/gdb/m32-oracle.txt" -- "$progs/m32"
+	step gdb/fork-oracle "${run_env[@]}" "$build/oracle" -t \
+		-o "$res/gdb/fork-oracle.txt" -- "$progs/gdbmarks" fork
 	gdb_markers threads 4194304 main 'break *stop_here' "$progs/gdbmarks"
 	# gdb's least: a page, some 170 branches.
 	gdb_markers older 1 main 'break *stop_here' "$progs/gdbmarks"
 	gdb_markers m32 4194304 main32 'catch syscall exit' "$progs/m32"
+	# gdb does not follow the child: the subscription does not either.
+	gdb_markers fork 4194304 main 'break *stop_here' "$progs/gdbmarks" fork
+	gdb_calls
 	gdb_markers breakon 4194304 main 'bts break-on bts_test_big' \
 		"$progs/gdbmarks"
 	# The enable bits the subscription sets, in the inferior's memory:
@@ -277,6 +348,16 @@ if [ "$extra" = oracle ]; then
 		-ex "bts markers bts_test_*" -ex "info bts-markers" \
 		-ex kill --args "$progs/gdbmarks"
 	mv /dev/bts.hidden /dev/bts
+	# perf_event_paranoid 3 (Debian's default) and a user without
+	# CAP_PERFMON: gdb cannot record, and the subscription says why.
+	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+	echo 3 >/proc/sys/kernel/perf_event_paranoid &&
+		step gdb/paranoid "${as_nobody[@]}" "${run_env[@]}" \
+		timeout 300 gdb -nx -batch \
+		-ex "source $here/../../tools/bts-dump/gdb/bts.py" \
+		-ex "break main" -ex run -ex "record btrace bts" \
+		-ex "bts markers bts_test_*" -ex kill --args "$progs/gdbmarks"
+	echo "$paranoid" >/proc/sys/kernel/perf_event_paranoid
 fi
 
 # The flight recorder with markers: every event in every process, on

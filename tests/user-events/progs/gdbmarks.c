@@ -13,11 +13,22 @@
  * 0, 1, 2.  Then it lets the threads end and prints "role N tid TID" for
  * each and "ROLE NAME SEQ" for each event in the order its thread wrote
  * them.
+ *
+ * gdbmarks fork: main also forks a child after its rounds, which writes
+ * bts_test_a (seq 2000, tag "child") and prints "child enabled=B", the
+ * bit it sees.  gdb does not debug the child: neither the bit nor the
+ * event is the subscription's, and main's markers land as before.
+ *
+ * gdbmarks wait: main first waits for a byte on its standard input, so
+ * that bts-dump and gdb can both attach to it before it writes.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "user_events.h"
 
@@ -81,13 +92,38 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-int main(void)
+/* A child that writes an event and says whether its bit is set. */
+static void fork_child(void)
 {
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		emit_a(fd, idx_a, 2000, "child");
+		printf("child enabled=%d\n", enabled[0] & 1);
+		fflush(stdout);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid && status == 0);
+}
+
+int main(int argc, char **argv)
+{
+	/*
+	 * Before the first event: strcmp()'s branches depend on where the
+	 * argument lies, which the environment moves (gdb adds LINES and
+	 * COLUMNS), and the oracle's run must branch as gdb's.
+	 */
+	bool forks = argc > 1 && !strcmp(argv[1], "fork");
 	pthread_t th[NTHREADS];
 	unsigned int i;
 	long n;
 	char c;
 
+	if (argc > 1 && !strcmp(argv[1], "wait"))
+		CHECK(read(0, &c, 1) == 1);
 	fd = open(USER_EVENTS_DATA, O_WRONLY | O_CLOEXEC);
 	CHECK(fd >= 0);
 	idx_a = ue_register(fd, "bts_test_a u32 seq; char[8] tag", 0);
@@ -98,6 +134,8 @@ int main(void)
 	for (n = 1; n < NTHREADS; n++)
 		CHECK(pthread_create(&th[n], NULL, writer, (void *)n) == 0);
 	writer((void *)0);
+	if (forks)
+		fork_child();
 	emit_big(fd, idx_big, 7);
 	raise(SIGUSR1);
 	/* More branches than gdb's smallest buffer keeps. */
