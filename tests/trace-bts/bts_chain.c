@@ -9,11 +9,16 @@
  * /sys/kernel/debug/bts_chain_oops runs the chain, then bts_chain_crash(),
  * which writes through a NULL pointer: an oops.  A write of N to
  * /sys/kernel/debug/bts_chain_spin calls bts_chain_step() N times with
- * interrupts off, where a continuous recorder's callback cannot run.
+ * interrupts off, where a continuous recorder's callback cannot run.  A
+ * write to /sys/kernel/debug/bts_chain_reset runs the chain, then
+ * bts_chain_triple_fault(), which loads an empty IDT and raises a
+ * breakpoint: no handler, no double-fault handler, the CPU resets the
+ * machine at once (a triple fault), with nothing else run.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <asm/desc.h>
 
 #define CREATE_TRACE_POINTS
 #include "bts_chain_trace.h"
@@ -63,6 +68,23 @@ static ssize_t bts_chain_oops_write(struct file *file, const char __user *buf,
 	return len;
 }
 
+static noinline void bts_chain_triple_fault(void)
+{
+	struct desc_ptr no_idt = {};
+
+	local_irq_disable();
+	native_load_idt(&no_idt);
+	asm volatile("int3");
+}
+
+static ssize_t bts_chain_reset_write(struct file *file, const char __user *buf,
+				     size_t len, loff_t *pos)
+{
+	bts_chain_a();
+	bts_chain_triple_fault();
+	return len;
+}
+
 static noinline void bts_chain_step(void)
 {
 	barrier();
@@ -97,7 +119,12 @@ static const struct file_operations bts_chain_spin_fops = {
 	.write	= bts_chain_spin_write,
 };
 
+static const struct file_operations bts_chain_reset_fops = {
+	.write	= bts_chain_reset_write,
+};
+
 static struct dentry *bts_chain_file, *bts_chain_oops_file, *bts_chain_spin_file;
+static struct dentry *bts_chain_reset_file;
 
 static int __init bts_chain_init(void)
 {
@@ -107,11 +134,14 @@ static int __init bts_chain_init(void)
 						  NULL, &bts_chain_oops_fops);
 	bts_chain_spin_file = debugfs_create_file("bts_chain_spin", 0200, NULL,
 						  NULL, &bts_chain_spin_fops);
+	bts_chain_reset_file = debugfs_create_file("bts_chain_reset", 0200, NULL,
+						   NULL, &bts_chain_reset_fops);
 	return 0;
 }
 
 static void __exit bts_chain_exit(void)
 {
+	debugfs_remove(bts_chain_reset_file);
 	debugfs_remove(bts_chain_spin_file);
 	debugfs_remove(bts_chain_oops_file);
 	debugfs_remove(bts_chain_file);

@@ -801,8 +801,11 @@ static int ds_cpu_up(unsigned int cpu)
 	if (dc->pages)
 		return smp_call_function_single(cpu, ds_arm_fn, NULL, 1);
 	/* A failure is reported by the callers, with what it means. */
-	pages = alloc_pages_node(cpu_to_node(cpu),
-				 GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN, order);
+	if (dc->persist)
+		pages = pfn_to_page(PHYS_PFN(dc->persist));
+	else
+		pages = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL |
+					 __GFP_ZERO | __GFP_NOWARN, order);
 	if (!pages)
 		return -ENOMEM;
 	for (i = 0; i < 1U << order; i++)
@@ -833,7 +836,9 @@ static void ds_cpu_down(unsigned int cpu)
 		cea_set_pte(cea + i * PAGE_SIZE, 0, PAGE_NONE);
 	flush_tlb_kernel_range((unsigned long)cea,
 			       (unsigned long)cea + DS_STAGING_SIZE);
-	__free_pages(dc->pages, order);
+	/* The region's pages keep what was written, for the next boot. */
+	if (!dc->persist)
+		__free_pages(dc->pages, order);
 	dc->pages = NULL;
 }
 
@@ -1165,6 +1170,7 @@ static int __init ds_init(void)
 		ds_hw.pebs ? "yes" : "no", ds_hw.pebs_format);
 	if (!ds_hw.bts)
 		return 0;
+	ds_persist_init();
 	ret = register_nmi_handler(NMI_LOCAL, ds_nmi, 0, "ds");
 	if (ret)
 		return ret;

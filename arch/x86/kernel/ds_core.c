@@ -993,13 +993,6 @@ u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
 }
 
 /*
- * In ring mode the last slot starts out holding this, which the hardware
- * never writes (a non-canonical source): if it is gone, the hardware has
- * been round.
- */
-#define DS_RING_UNWRITTEN	BTS_PSEUDO(0, 0)
-
-/*
  * Where the hardware's ring writes next.  It may leave its index at the
  * absolute maximum after writing the last slot and wrap only at the next
  * record.

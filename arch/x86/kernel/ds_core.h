@@ -168,6 +168,13 @@ void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw);
 u32 ds_staging_take(struct ds_staging *st, struct ds_bts_area *hw,
 		    const struct bts_record **recs, bool *overran);
 void ds_staging_arm_ring(const struct ds_staging *st, struct ds_bts_area *hw);
+/*
+ * In ring mode the last slot starts out holding this, which the hardware
+ * never writes (a non-canonical source): if it is gone, the hardware has
+ * been round.
+ */
+#define DS_RING_UNWRITTEN	BTS_PSEUDO(0, 0)
+
 void ds_staging_peek_ring(const struct ds_staging *st,
 			  const struct ds_bts_area *hw,
 			  const struct bts_record *segs[2], u32 nrs[2]);

@@ -101,6 +101,9 @@ struct ds_set {
  * @st: its hardware's state (ds_state.h): mode, pauses, PMIs, freeze
  * @ds: the DS save area, as the hardware addresses it
  * @pages: the staging buffer's pages, or NULL
+ * @persist: with bts_persist=, the staging buffer's place in the region
+ *	that outlives a reset (ds_persist.c), used in place of new pages;
+ *	else 0
  * @set: the CPU's consumers
  * @owner: the task whose records are staged: current, except in
  *	__switch_to() between the switch of current and __ds_switch_to()
@@ -113,6 +116,7 @@ struct ds_cpu {
 	struct ds_state		st;
 	struct debug_store	*ds;
 	struct page		*pages;
+	phys_addr_t		persist;
 	struct ds_set __rcu	*set;
 	struct task_struct	*owner;
 	struct ds_consumer	*in_callback;
@@ -120,6 +124,8 @@ struct ds_cpu {
 };
 
 DECLARE_PER_CPU(struct ds_cpu, ds_cpu);
+
+void ds_persist_init(void);
 
 /* Records per staging sub-buffer: half the cpu_entry_area slot. */
 #define DS_STAGING_RECORDS	(DS_STAGING_SIZE / sizeof(struct bts_record) / 2)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Userspace harness for the x86 Debug Store core: builds
- * arch/x86/kernel/ds_core.c, ds_state.c and their KUnit tests unchanged
- * against the stand-ins in this directory and runs them, printing TAP.
+ * arch/x86/kernel/ds_core.c, ds_state.c, ds_persist_core.c and their KUnit
+ * tests unchanged against the stand-ins in this directory and runs them,
+ * printing TAP.
  */
 #include "ds_internal.h"
 
@@ -10,10 +11,13 @@
 #include "../../../arch/x86/kernel/ds_core_test.c"
 #include "../../../arch/x86/kernel/ds_state.c"
 #include "../../../arch/x86/kernel/ds_state_test.c"
+#include "../../../arch/x86/kernel/ds_persist_core.c"
+#include "../../../arch/x86/kernel/ds_persist_test.c"
 
 static struct kunit_suite *const harness_suites[] = {
 	&ds_core_test_suite,
 	&ds_state_test_suite,
+	&ds_persist_test_suite,
 };
 
 int main(void)
