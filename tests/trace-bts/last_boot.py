@@ -126,6 +126,9 @@ def main():
     calls = [i for i in records if i > cpu1 and
              function_of(funcs, address(RECORD.match(lines[i])[1]) or 0) and
              starts.get(address(RECORD.match(lines[i])[2])) in CHAIN]
+    if len(calls) < 2:
+        print("# the file has not the chain's calls to swap")
+        sys.exit(1)
     swapped = lines[:]
     swapped[calls[0]], swapped[calls[1]] = swapped[calls[1]], swapped[calls[0]]
     missing = lines[:cpu1]
