@@ -1606,6 +1606,7 @@ for t in (test_symtab, check_insn_len.test_insn_len,
           check_inline.test_inline, check_inline.test_plt_demangle,
           check_inline.test_debuginfo_hint,
           check_gdb_ext.test_gdb_ext_markers,
+          check_gdb_ext.test_gdb_ext_attach_errors,
           test_help_man, test_usage):
     try:
         t()

@@ -10,6 +10,7 @@ include/uapi/linux/bts.h, on random streams made with rawgen; gdb itself
 is a stub (the module needs it only to define its commands).
 """
 
+import errno
 import importlib.util
 import os
 import random
@@ -250,3 +251,37 @@ def test_gdb_ext_markers():
     tap(fast == slow and len(fast) > 900,
         "gdb extension: a full ring of 65,536 records read in %.1f ms "
         "(record by record: %.1f ms)" % ((t1 - t0) * 1e3, (t2 - t1) * 1e3))
+
+
+def test_gdb_ext_attach_errors():
+    """What `bts markers` says when the kernel refuses the attach, for the
+    refusals the VM cannot show (its kernel has markers, no limit
+    reached): the ioctl is a stub that fails as such a kernel would."""
+    ext = load_extension()
+    want = {
+        errno.EOPNOTSUPP: "a kernel without user_events markers "
+                          "(CONFIG_USER_EVENTS_BTS)",
+        errno.EDQUOT: "past kernel.bts_user_max_kb",
+        errno.EBUSY: "the thread has too many tracers",
+    }
+    saved = (ext.os.open, ext.os.close, ext.fcntl.ioctl)
+    bad = []
+    try:
+        ext.os.open = lambda *args: 99
+        ext.os.close = lambda fd: None
+        for err, text in want.items():
+            def refuse(fd, req, arg, err=err):
+                raise OSError(err, os.strerror(err))
+            ext.fcntl.ioctl = refuse
+            try:
+                ext.Device(1234, "myapp_*", 16)
+                bad.append("%s: no error" % errno.errorcode[err])
+            except ext.gdb.GdbError as e:
+                if not str(e).startswith("bts: cannot trace thread 1234: ") \
+                        or text not in str(e):
+                    bad.append(str(e))
+    finally:
+        ext.os.open, ext.os.close, ext.fcntl.ioctl = saved
+    tap(not bad, "gdb extension: a refused attach says why (no markers in "
+        "the kernel, the per-user limit, too many tracers)", "\n".join(bad))
+
