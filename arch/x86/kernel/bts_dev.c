@@ -4,7 +4,7 @@
  *
  * A file is attached to one thread, and with BTS_ATTACH_INHERIT also to
  * the threads and processes that thread and its descendants create (with
- * BTS_ATTACH_INHERIT_THREADS, the threads of its process).  Each
+ * BTS_ATTACH_INHERIT_THREADS, the threads they create, not processes).  Each
  * thread gets a user-only consumer of its own from the Debug Store layer
  * (arch/x86/kernel/ds.c); read() takes the records of one thread after the
  * other and puts a BTS_PSEUDO_THREAD record in front of each thread's run.

@@ -95,9 +95,9 @@ struct ds_bts_ops {
 /* Take the task's address-space changes (BTS_PSEUDO_MAP), see ds_maps.c. */
 #define DS_BTS_MAPS		BIT(4)
 /*
- * Task scope: trace the threads its process creates, not the processes it
- * forks (as a debugger follows its inferior); see task_fork.  Not with
- * DS_BTS_INHERIT.
+ * Task scope: trace the threads the task creates (and they create), not
+ * the processes it forks (as a debugger follows its inferior); see
+ * task_fork.  Not with DS_BTS_INHERIT.
  */
 #define DS_BTS_INHERIT_THREADS	BIT(5)
 
