@@ -152,7 +152,7 @@ if [ "$variant" = stock ]; then
 		sym && !(sym in known) { print "# not in the stock tree: " $0; next }
 		sym == "CONFIG_LOCALVERSION" { print sym "=\"-stock\""; next }
 		{ print }
-	' <(find "$src" -name 'Kconfig*' -exec sed -nE \
+	' <(find "$src/" -name 'Kconfig*' -exec sed -nE \
 		's/^[[:space:]]*(menu)?config[[:space:]]+([A-Za-z0-9_]+).*/\2/p' {} +) \
 		"${fragments[@]}" >"$obj/stock.config"
 	fragments=("$obj/stock.config")
