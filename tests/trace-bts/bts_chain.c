@@ -13,7 +13,12 @@
  * write to /sys/kernel/debug/bts_chain_reset runs the chain, then
  * bts_chain_triple_fault(), which loads an empty IDT and raises a
  * breakpoint: no handler, no double-fault handler, the CPU resets the
- * machine at once (a triple fault), with nothing else run.
+ * machine at once (a triple fault), with nothing else run.  A write to
+ * /sys/kernel/debug/bts_chain_lockup runs the chain, then locks the
+ * writing CPU up in bts_chain_lockup_spin(): interrupts off, calling
+ * bts_chain_step() for ever, its rounds counted in
+ * /sys/kernel/debug/bts_chain_spins (a hard lockup, for something
+ * outside the CPU to reset the machine).
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -107,6 +112,25 @@ static ssize_t bts_chain_spin_write(struct file *file, const char __user *buf,
 	return len;
 }
 
+static u64 bts_chain_spins;
+
+static noinline void __noreturn bts_chain_lockup_spin(void)
+{
+	local_irq_disable();
+	for (;;) {
+		bts_chain_step();
+		WRITE_ONCE(bts_chain_spins, bts_chain_spins + 1);
+	}
+}
+
+static ssize_t bts_chain_lockup_write(struct file *file,
+				      const char __user *buf, size_t len,
+				      loff_t *pos)
+{
+	bts_chain_a();
+	bts_chain_lockup_spin();
+}
+
 static const struct file_operations bts_chain_fops = {
 	.write	= bts_chain_write,
 };
@@ -123,8 +147,12 @@ static const struct file_operations bts_chain_reset_fops = {
 	.write	= bts_chain_reset_write,
 };
 
+static const struct file_operations bts_chain_lockup_fops = {
+	.write	= bts_chain_lockup_write,
+};
+
 static struct dentry *bts_chain_file, *bts_chain_oops_file, *bts_chain_spin_file;
-static struct dentry *bts_chain_reset_file;
+static struct dentry *bts_chain_reset_file, *bts_chain_lockup_file;
 
 static int __init bts_chain_init(void)
 {
@@ -136,11 +164,18 @@ static int __init bts_chain_init(void)
 						  NULL, &bts_chain_spin_fops);
 	bts_chain_reset_file = debugfs_create_file("bts_chain_reset", 0200, NULL,
 						   NULL, &bts_chain_reset_fops);
+	bts_chain_lockup_file = debugfs_create_file("bts_chain_lockup", 0200,
+						    NULL, NULL,
+						    &bts_chain_lockup_fops);
+	debugfs_create_u64("bts_chain_spins", 0400, NULL,
+			   &bts_chain_spins);
 	return 0;
 }
 
 static void __exit bts_chain_exit(void)
 {
+	debugfs_lookup_and_remove("bts_chain_spins", NULL);
+	debugfs_remove(bts_chain_lockup_file);
 	debugfs_remove(bts_chain_reset_file);
 	debugfs_remove(bts_chain_spin_file);
 	debugfs_remove(bts_chain_oops_file);

@@ -1,23 +1,68 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tests/trace-bts/guest-reset.sh RESULTS OUT: the first boot of
-# tests/trace-bts/last-boot.  Loads bts_chain.ko, keeps where its
+# tests/trace-bts/guest-reset.sh RESULTS OUT HOW [PLANT]: the first boot
+# of a tests/trace-bts/last-boot run.  Loads bts_chain.ko, keeps where its
 # functions are (RESULTS/kallsyms: the next boot has no module to name
 # them), has perf set up the DS save areas (perf clears what it owns of
 # them: the region's headers must not be there), starts the flight
-# recorder on every CPU, and triple-faults CPU 1 from the module's chain.
-# Never returns: the machine resets.
+# recorder on every CPU, and ends the boot as HOW says:
+#
+#   triple  CPU 1 triple-faults from the module's chain
+#   lockup  CPU 1 locks up in the module's spin, interrupts off; once it
+#           spins, a line on the console ("bts_chain: CPU 1 locked up")
+#           asks the host to reset the machine (QEMU's system_reset)
+#   sysrq   the chain on CPU 1, then sysrq-b on CPU 0: an immediate reboot
+#   panic   an oops on CPU 1 in the module's chain, with panic_on_oops
+#           (the kernel command line has panic=N: the panic reboots)
+#
+# PLANT (bts_persist_plant.ko: header, build, offset, area, random) damages the
+# region first; area and random stop the recorder before (they overwrite
+# where the hardware writes).  Never returns: the machine resets.
 set -eu
 
-res=$1 out=$2
+res=$1 out=$2 how=$3 plant=${4-}
 T=/sys/kernel/tracing
+D=/sys/kernel/debug
 insmod "$out/bts_chain.ko"
 grep -w '\[bts_chain\]' /proc/kallsyms >"$res/kallsyms"
 perf stat -e instructions -- true 2>"$res/perf.txt"
 echo bts >$T/current_tracer
 echo 1 >$T/tracing_on
+if [ -n "$plant" ]; then
+	insmod "$out/bts_persist_plant.ko"
+	case $plant in
+	area|random)
+		taskset -c 1 sh -c "echo x >$D/bts_chain"
+		echo nop >$T/current_tracer ;;
+	esac
+	echo "$plant" >$D/bts_persist_plant
+fi
 sync
-taskset -c 1 sh -c 'echo x >/sys/kernel/debug/bts_chain_reset'
+case $how in
+triple)
+	taskset -c 1 sh -c "echo x >$D/bts_chain_reset" ;;
+lockup)
+	# From here on CPU 0 must not wait for CPU 1: no IPI (a TLB flush of
+	# a process that ran there, a fork of this shell if it did), no
+	# interrupt routed there.  This shell stays on CPU 0 and uses
+	# builtins only; the console is polled, not interrupt-driven.
+	taskset -cp 0 $$ >/dev/null
+	taskset -c 1 sh -c "echo x >$D/bts_chain_lockup" &
+	spins=0
+	until [ "$spins" -ge 100000 ]; do
+		read -r spins <$D/bts_chain_spins
+	done
+	echo "bts_chain: CPU 1 locked up" >/dev/kmsg
+	wait ;;
+sysrq)
+	taskset -c 1 sh -c "echo x >$D/bts_chain"
+	taskset -c 0 sh -c 'echo b >/proc/sysrq-trigger' ;;
+panic)
+	echo 1 >/proc/sys/kernel/panic_on_oops
+	taskset -c 1 sh -c "echo x >$D/bts_chain_oops" ;;
+*)
+	echo "guest-reset.sh: no way to end the boot called '$how'" >&2 ;;
+esac
 echo "the machine did not reset" >&2
 exit 1
