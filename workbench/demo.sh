@@ -4,9 +4,11 @@
 # `make demo`: show what the project does today.  It grows with each
 # capability; for now it boots the test kernel on the emulated Intel CPU
 # with BTS and shows upstream perf, our bts-dump and gdb tracing a
-# program's branches, perf and bts-dump tracing one at once, the ftrace flight recorder, and an application's
-# user_events as markers among its branches, in bts-dump's trace and in
-# gdb's history.
+# program's branches, perf and bts-dump tracing one at once, the ftrace
+# flight recorder, an application's user_events as markers among its
+# branches, in bts-dump's trace and in gdb's history, and then the
+# recorder's last branches of a boot that a triple fault ended, read in
+# the next boot.
 set -euo pipefail
 
 repo=$(realpath "$(dirname "$0")/..")
@@ -22,7 +24,8 @@ make -s -C "$repo/tools/bts-dump"
 # and a program that runs it on CPU 1 and reads the recorders at once.
 mkdir -p "$out/chain"
 cp "$repo/tests/trace-bts/bts_chain.c" \
-	"$repo/tests/trace-bts/bts_chain_trace.h" "$repo/tests/trace-bts/Kbuild" \
+	"$repo/tests/trace-bts/bts_chain_trace.h" \
+	"$repo/tests/trace-bts/bts_persist_plant.c" "$repo/tests/trace-bts/Kbuild" \
 	"$out/chain/"
 make -s -C "$repo/build/linux" O="$repo/build/kernel" M="$out/chain" modules
 gcc -static -no-pie -O1 -o "$out/chain/chain" "$repo/tests/trace-bts/chain.c"
@@ -139,3 +142,26 @@ gcc -static -no-pie -O1 -g -I"$repo/tests/bts/progs" -I"$out/include" \
 		-ex kill --args '"$out"'/markers 2>&1 |
 		sed -n "/^1  /,/^Kill/p" | grep -v ^Kill | sed -n "1,8p;/^#0/,\$p"
 '
+
+# Across a reset: a run of two boots.  The first starts the recorder with
+# its rings in reserve_mem= memory and triple-faults CPU 1 from the
+# module's chain; the second reads what the hardware left there.
+reset="$out/reset"
+mkdir -p "$reset"
+persist="reserve_mem=4M:4096:bts bts_persist=bts"
+echo
+echo "== across a reset: $persist; the next boot's bts_last_boot =="
+echo "first boot:  echo bts > current_tracer; on CPU 1 the module's chain, then a"
+echo "             triple fault (an empty IDT): the machine resets at once"
+echo "second boot: cat /sys/kernel/tracing/bts_last_boot (module addresses named"
+echo "             from the first boot's /proc/kallsyms)"
+"$repo/tests/vm/run" --results "$reset" --append "$persist" \
+	--after-reset "cat /sys/kernel/tracing/bts_last_boot" \
+	-- "$repo/tests/trace-bts/guest-reset.sh" "$reset" "$out/chain" triple \
+	>"$reset/last_boot.txt"
+python3 "$repo/tests/trace-bts/last_boot.py" name "$reset/kallsyms" \
+	"$reset/last_boot.txt" >"$reset/named.txt"
+head -1 "$reset/named.txt"
+grep "^CPU" "$reset/named.txt"
+echo "CPU 1's last 12 branches:"
+tail -12 "$reset/named.txt" | cut -c1-130
