@@ -9,6 +9,10 @@
 # recorder on every CPU, and ends the boot as HOW says:
 #
 #   triple  CPU 1 triple-faults from the module's chain
+#   traced  the same, from a shell that bts-dump (tools/bts-dump) traces: a
+#           consumer of the task on CPU 1 takes the CPU out of the
+#           hardware's ring, so the kept buffer holds the records since
+#           the layer last drained it
 #   lockup  CPU 1 locks up in the module's spin, interrupts off; once it
 #           spins, a line on the console ("bts_chain: CPU 1 locked up")
 #           asks the host to reset the machine (QEMU's system_reset)
@@ -42,6 +46,9 @@ sync
 case $how in
 triple)
 	taskset -c 1 sh -c "echo x >$D/bts_chain_reset" ;;
+traced)
+	"$(dirname "$(realpath "$0")")/../../tools/bts-dump/bts-dump" -q --format=raw -o /tmp/traced.raw -- \
+		taskset -c 1 sh -c "echo x >$D/bts_chain_reset" ;;
 lockup)
 	# From here on CPU 0 must not wait for CPU 1: no IPI (a TLB flush of
 	# a process that ran there, a fork of this shell if it did), no
