@@ -26,6 +26,10 @@
 # recorder with a /dev/bts ring consumer of the process the measuring one
 # switches to and from (the program's "partner" argument): each switch to
 # it takes the CPU out of the hardware ring, each switch back returns.
+# A sixth, persist, is the recorder with its rings in memory a reset keeps
+# (reserve_mem=4M:4096:bts bts_persist=bts): the same code, its save area
+# and staging buffer mapped from that region; it must cost what the
+# recorder does.
 # Both kernels boot on our QEMU with the runner's CPU model (DS, BTS),
 # one vCPU (the plugin's counter is not atomic), and -icount shift=0,
 # sleep=off, so that timer interrupts come at fixed instruction counts
@@ -92,8 +96,9 @@ mkdir -p "$results"
 
 # guest KERNEL ITS RUN APPEND: boot the stock kernel or ours (KERNEL
 # stock, ours, busy: ours with a consumer of another task, recorder:
-# ours with the bts tracer on, or partner: the recorder and a consumer of
-# the measured switches' other task), with APPEND
+# ours with the bts tracer on, partner: the recorder and a consumer of
+# the measured switches' other task, or persist: the recorder in the
+# region a reset keeps), with APPEND
 # on its command line, and run the program under the plugin: the kernel's
 # release and the program's lines go to $dir.out, the plugin's to
 # $dir.plugin.
@@ -103,11 +108,13 @@ guest()
 	[ "$1" != stock ] || kernel=$stock
 	[ "$1" != busy ] || extra=(consumer)
 	[ "$1" != partner ] || extra=(partner)
-	[ "$1" != recorder ] && [ "$1" != partner ] ||
+	local boot=
+	[ "$1" != persist ] || boot="reserve_mem=4M:4096:bts bts_persist=bts"
+	[ "$1" != recorder ] && [ "$1" != partner ] && [ "$1" != persist ] ||
 		setup="echo 1 >/proc/sys/kernel/bts_kernel_recording &&
 			echo bts >/sys/kernel/tracing/current_tracer &&"
 	if ! "$vm" --kernel "$kernel" --smp 1 --results "$dir" --timeout 300 \
-		--append "kunit.enable=0 $4" \
+		--append "kunit.enable=0 $boot $4" \
 		--qemu-arg -icount --qemu-arg shift=0,sleep=off \
 		--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so" \
 		--qemu-arg -d --qemu-arg plugin \
@@ -125,7 +132,7 @@ for ((r = 1; r <= runs; r++)); do
 	for its in on off; do
 		append=
 		[ $its = on ] || append=indirect_target_selection=off
-		for k in stock ours busy recorder partner; do
+		for k in stock ours busy recorder partner persist; do
 			echo "bench: run $r of $runs, ITS $its, $k kernel" >&2
 			guest "$k" "$its" "$r" "$append"
 		done
@@ -164,7 +171,7 @@ def measure(base):
                    for (iters, ctxt), n in zip(prog[id], insns[id])]
     return release, per
 
-kinds = ("stock", "ours", "busy", "recorder", "partner")
+kinds = ("stock", "ours", "busy", "recorder", "partner", "persist")
 fig = {(k, its, r): measure(f"{results}/{k}.its-{its}.{r}")
        for k in kinds for its in ("on", "off")
        for r in range(1, runs + 1)}
@@ -177,7 +184,8 @@ print(f"{'':<7} {'ITS':<4} {'run':>3} {'stock':>9} {'spread':>7}"
       f" {'ours':>9} {'spread':>7} {'ours-stock':>10} {'ratio':>7}"
       f" {'busy':>9} {'busy-stock':>10} {'ratio':>7}"
       f" {'recorder':>9} {'rec-stock':>10} {'ratio':>7}"
-      f" {'partner':>9} {'part-rec':>10}")
+      f" {'partner':>9} {'part-rec':>10}"
+      f" {'persist':>9} {'pers-rec':>10}")
 lines = []
 for id in (1, 2):
     for its in ("on", "off"):
@@ -198,13 +206,16 @@ for id in (1, 2):
                   f" {m['recorder']:>9.2f} {m['recorder'] - m['stock']:>+10.2f}"
                   f" {rec:>7.4f}"
                   f" {m['partner']:>9.2f}"
-                  f" {m['partner'] - m['recorder']:>+10.2f}")
+                  f" {m['partner'] - m['recorder']:>+10.2f}"
+                  f" {m['persist']:>9.2f}"
+                  f" {m['persist'] - m['recorder']:>+10.2f}")
             lines.append(f"bench: idle_{names[id]} its={its} run={r}"
                          f" stock={m['stock']:.2f} ours={m['ours']:.2f}"
                          f" ratio={ratio:.4f} busy={m['busy']:.2f}"
                          f" busy_ratio={busy:.4f} recorder={m['recorder']:.2f}"
                          f" recorder_ratio={rec:.4f}"
-                         f" partner={m['partner']:.2f}")
+                         f" partner={m['partner']:.2f}"
+                         f" persist={m['persist']:.2f}")
 print(f"(kernels: stock {fig['stock', 'on', 1][0]}, ours {fig['ours', 'on', 1][0]};"
       f" ITS off: indirect_target_selection=off; {secs} s)")
 print("\n".join(lines))
