@@ -26,6 +26,13 @@
 set -eu
 
 res=$1 out=$2 how=$3 plant=${4-}
+# A lockup's CPU 0 must never wait for CPU 1.  A TLB flush of a process
+# that ever ran there sends it an IPI (6.12 keeps a CPU in the mask of
+# each mm it ran), and this shell's copy-on-write faults after a fork
+# flush its own mm: run it, from its exec on, on CPU 0 only.
+if [ "$how" = lockup ] && [ -z "${BTS_GUEST_ON_CPU0:-}" ]; then
+	BTS_GUEST_ON_CPU0=1 exec taskset -c 0 "$0" "$@"
+fi
 T=/sys/kernel/tracing
 D=/sys/kernel/debug
 insmod "$out/bts_chain.ko"
@@ -50,11 +57,9 @@ traced)
 	"$(dirname "$(realpath "$0")")/../../tools/bts-dump/bts-dump" -q --format=raw -o /tmp/traced.raw -- \
 		taskset -c 1 sh -c "echo x >$D/bts_chain_reset" ;;
 lockup)
-	# From here on CPU 0 must not wait for CPU 1: no IPI (a TLB flush of
-	# a process that ran there, a fork of this shell if it did), no
-	# interrupt routed there.  This shell stays on CPU 0 and uses
+	# From here on CPU 0 must not wait for CPU 1: no IPI, no interrupt
+	# routed there.  This shell runs on CPU 0 only (above) and uses
 	# builtins only; the console is polled, not interrupt-driven.
-	taskset -cp 0 $$ >/dev/null
 	taskset -c 1 sh -c "echo x >$D/bts_chain_lockup" &
 	spins=0
 	until [ "$spins" -ge 100000 ]; do
