@@ -15,10 +15,13 @@
  *           records shown without names, CPU 1's not at all
  *   offset  the header's KASLR offset 2 MiB off (the checksum made
  *           again): the next boot names every kernel address wrongly
- *   area    CPU 1's save area's BTS index past its staging buffer (stop
- *           the recorder first: the hardware writes where it points)
+ *   area    CPU 1's save area's BTS index past its staging buffer
  *   random  the whole region random bytes, as a cold boot leaves DRAM
- *           (stop the recorder first)
+ *
+ * area and random write where the hardware and the layer do: stop the
+ * recorder first.  They fail with EBUSY until the layer has let every
+ * CPU's buffers go (a second after its last consumer), which clears the
+ * save areas; retry.
  *
  * The layout is the kernel's own (ds_persist_core.c, built in here).
  */
@@ -64,8 +67,31 @@ static void bts_plant_offset(struct ds_persist_header *h)
 static void bts_plant_area(struct ds_persist_header *h)
 {
 	struct debug_store *ds = ds_persist_slice(h, 1);
+	u64 base = ((struct ds_persist_cpu *)((u8 *)h +
+					      DS_PERSIST_CPU_HEADERS))[1].staging_va;
 
-	ds->bts_index = ds->bts_absolute_maximum + sizeof(struct bts_record);
+	/* As the layer arms a ring, then the index one record past it. */
+	ds->bts_buffer_base = base;
+	ds->bts_absolute_maximum = base + h->staging_size -
+				   h->staging_size % sizeof(struct bts_record);
+	ds->bts_interrupt_threshold = ds->bts_absolute_maximum +
+				      sizeof(struct bts_record);
+	ds->bts_index = ds->bts_interrupt_threshold;
+}
+
+/* Whether the layer has let every CPU's save area go (all zero). */
+static bool bts_plant_idle(struct ds_persist_header *h)
+{
+	u32 cpu;
+
+	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
+		struct debug_store *ds = ds_persist_slice(h, cpu);
+
+		if (ds->bts_buffer_base || ds->bts_index ||
+		    ds->bts_absolute_maximum)
+			return false;
+	}
+	return true;
 }
 
 static ssize_t bts_plant_write(struct file *file, const char __user *ubuf,
@@ -82,6 +108,9 @@ static ssize_t bts_plant_write(struct file *file, const char __user *ubuf,
 	strim(what);
 	if (h->nr_cpus < 2 && strcmp(what, "random"))
 		return -ENODEV;
+	if ((!strcmp(what, "area") || !strcmp(what, "random")) &&
+	    !bts_plant_idle(h))
+		return -EBUSY;
 	if (!strcmp(what, "header"))
 		bts_plant_header(h);
 	else if (!strcmp(what, "build"))

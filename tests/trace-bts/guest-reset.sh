@@ -21,8 +21,9 @@
 #           (the kernel command line has panic=N: the panic reboots)
 #
 # PLANT (bts_persist_plant.ko: header, build, offset, area, random) damages the
-# region first; area and random stop the recorder before (they overwrite
-# where the hardware writes).  Never returns: the machine resets.
+# region first; area and random stop the recorder before, and wait for
+# the layer to let its buffers go (they overwrite where the hardware and
+# the layer write).  Never returns: the machine resets.
 set -eu
 
 res=$1 out=$2 how=$3 plant=${4-}
@@ -47,7 +48,12 @@ if [ -n "$plant" ]; then
 		taskset -c 1 sh -c "echo x >$D/bts_chain"
 		echo nop >$T/current_tracer ;;
 	esac
-	echo "$plant" >$D/bts_persist_plant
+	# area and random wait for the layer to let the buffers go.
+	for ((i = 0; i < 100; i++)); do
+		echo "$plant" 2>/dev/null >$D/bts_persist_plant && break
+		sleep 0.2
+	done
+	[ "$i" -lt 100 ] || { echo "could not plant $plant" >&2; exit 1; }
 fi
 sync
 case $how in

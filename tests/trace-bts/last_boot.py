@@ -40,8 +40,8 @@ build    another build's header, CPU 1's slice header torn: the previous
          boot named as another kernel, CPU 0's records without a name,
          CPU 1 said to be damaged.
 area     CPU 1's save area pointing past its buffer (the recorder stopped
-         first: CPU 0's ring empty): CPU 1 said so, CPU 0's section there,
-         any records named.
+         first, the layer's buffers let go: the save areas cleared): CPU 1
+         said so, CPU 0 said not to have traced.
 
 Each but the planted ones also needs the previous boot named as this
 kernel and every CPU's section ("CPU N: its last branches, ...").
@@ -283,13 +283,13 @@ def check_planted(how, t, release):
         if not t.header.startswith("previous boot: %s " % release) or \
                 "another kernel" in t.header:
             return "header: %r" % t.header
-        want = {0: good, 1: "its DS save area does not point into its "
-                            "staging buffer"}
+        want = {0: "it did not trace", 1: "its DS save area does not "
+                                          "point into its staging buffer"}
         if unnamed(t, 0):
             return "CPU 0: an address nothing names: %s" % unnamed(t, 0)[:2]
     got = {c: w for c, (w, _) in t.cpus.items()}
     # The build planting leaves the recorder on: CPU 0 has records.  The
-    # area one stops it first, which empties the ring.
+    # area one stops it first: the layer then clears the save areas.
     if sorted(got) != [0, 1] or not got[0].startswith(want[0]) or \
             got[1] != want[1] or t.records(1) or \
             (how == "build" and not t.branches(0)):
