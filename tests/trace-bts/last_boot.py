@@ -120,19 +120,17 @@ class Trace:
         return None
 
     def calls(self, cpu):
-        """Branches of @cpu to a function's first instruction: (index,
-        from's function, callee)."""
+        """Branches of @cpu to a function's first instruction: (index
+        among its records, from's function, callee)."""
+        starts = {start for start, _ in self.modfuncs}
         out = []
-        for i, (frm, to) in enumerate(self.branches(cpu)):
+        for i, (frm, to) in enumerate(self.records(cpu)):
             m = NAMED.match(to)
             if m and "+0x0/" in to:
                 out.append((i, self.func(frm), m[1]))
-            elif to.startswith("0x") and int(to, 16) in self.modstarts():
+            elif to.startswith("0x") and int(to, 16) in starts:
                 out.append((i, self.func(frm), self.func(to)))
         return out
-
-    def modstarts(self):
-        return {start for start, _ in self.modfuncs}
 
 
 def module_functions(path):
@@ -191,12 +189,12 @@ def check_triple(t, drained=False):
         want = want[-n:]
     if entered[-len(want):] != want:
         return "CPU 1 entered %s last, not %s" % (entered[-8:], want)
-    recs = t.branches(1)
     last = [i for i, caller, callee in t.calls(1)
             if callee == "bts_chain_triple_fault"][-1]
-    after = [r for r in recs[last + 1:]
+    # Not a switch either (its "from" names no function).
+    after = [r for r in t.records(1)[last + 1:]
              if t.func(r[0]) != "bts_chain_triple_fault"]
-    if after or len(t.records(1)) != len(recs):
+    if after:
         return "CPU 1 branched elsewhere after entering " \
                "bts_chain_triple_fault: %s" % (after or "a switch")[:4]
     return ""
@@ -226,10 +224,8 @@ def check_sysrq(t):
     if len({c for c, _ in rebooted}) != 1:
         why.append("CPUs that called sysrq_handle_reboot: %s" % rebooted)
     else:
-        cpu, i = rebooted[-1]
-        recs = t.records(cpu)
-        into = [j for j, r in enumerate(recs) if r[0] != "switch"][i]
-        late = [r for r in recs[into:] if r[0] == "switch" or
+        cpu, into = rebooted[-1]
+        late = [r for r in t.records(cpu)[into:] if r[0] == "switch" or
                 "[user]" in (t.func(r[0]), t.func(r[1]))]
         if late:
             why.append("CPU %d after sysrq_handle_reboot: %s" % (cpu, late[:2]))
@@ -244,11 +240,10 @@ def check_panic(t):
                     CHAIN + ["bts_chain_crash"]))
     if calls[-len(want):] != want:
         why.append("CPU 1's last calls from the module: %s" % calls[-7:])
-    funcs = [(t.func(a), t.func(b)) for a, b in t.branches(1)]
+    funcs = [(t.func(a), t.func(b)) for a, b in t.records(1)]
     if ("bts_chain_crash", "asm_exc_page_fault") not in funcs:
         why.append("no fault from bts_chain_crash")
-    into = [i for i, (_, callee) in enumerate(funcs)
-            if callee == "ds_freeze_local" and "+0x0/" in t.branches(1)[i][1]]
+    into = [i for i, _, callee in t.calls(1) if callee == "ds_freeze_local"]
 
     def in_freeze(f):
         return f in FREEZE or f.startswith("__x86_indirect_thunk") or \
