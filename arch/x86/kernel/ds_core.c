@@ -115,17 +115,24 @@ static void ds_put(struct ds_stream *s, u64 from, u64 to, u64 flags)
 	ds_write(s, from, to, flags);
 }
 
-/* Copy @n records into the slots from @pos on, wrapping once at most. */
-static void ds_copy_in(struct ds_stream *s, const struct bts_record *rec,
-		       u32 n)
+/*
+ * Copy @n records, at most @size, into the slots from @pos on, wrapping
+ * once at most.  Inlined: every run a stream keeps comes through here.
+ */
+static __always_inline void ds_copy_in(struct ds_stream *s,
+				       const struct bts_record *rec, u32 n)
 {
-	u32 first = min(n, s->size - s->pos);
+	u32 pos = s->pos, left = s->size - pos;
 
-	memcpy(&s->buf[s->pos], rec, first * sizeof(*rec));
-	memcpy(s->buf, rec + first, (n - first) * sizeof(*rec));
-	s->pos += n;
-	if (s->pos >= s->size)
-		s->pos -= s->size;
+	if (likely(n < left)) {
+		memcpy(&s->buf[pos], rec, n * sizeof(*rec));
+		s->pos = pos + n;
+		return;
+	}
+	memcpy(&s->buf[pos], rec, left * sizeof(*rec));
+	if (n > left)
+		memcpy(s->buf, rec + left, (n - left) * sizeof(*rec));
+	s->pos = n - left;
 }
 
 /*
@@ -146,7 +153,8 @@ static void ds_ring_put_run(struct ds_stream *s, const struct bts_record *rec,
 	 * then sees the claim.
 	 */
 	smp_wmb();
-	s->pos = (s->pos + skip) % s->size;
+	if (skip)
+		s->pos = (s->pos + skip) % s->size;
 	ds_copy_in(s, rec + skip, n - skip);
 	/* As ds_write()'s: pairs with the readers' acquire of @head. */
 	smp_store_release(&s->head, s->head + n);
@@ -167,6 +175,12 @@ static void ds_put_run(struct ds_stream *s, const struct bts_record *rec,
 		return;
 	}
 	room = ds_room(s);
+	if (likely(!s->lost && n <= room)) {
+		ds_copy_in(s, rec, n);
+		/* As ds_write()'s: pairs with the consumers' acquire. */
+		smp_store_release(&s->head, s->head + n);
+		return;
+	}
 	if (s->lost) {
 		if (room < 2) {
 			s->lost += n;
@@ -376,26 +390,198 @@ static __always_inline unsigned int ds_put_staged(struct ds_stream *s,
 }
 
 /*
+ * ds_splay() reads each record of a batch once, whatever the number of
+ * streams: ds_classify() cuts the batch into runs of one kind, and each
+ * stream goes by runs.  Where a stream keeps records as they are, it
+ * gathers them across runs and copies them in one go (ds_keep()); it
+ * looks at single records only where it changes or drops them.
+ */
+enum ds_run_kind {
+	DS_RUN_USER,		/* user addresses at both ends */
+	DS_RUN_KERNEL,		/* kernel addresses at both ends */
+	DS_RUN_OTHER,		/* the crossings between the two, and the rest */
+	DS_RUN_KERNEL_TIME,	/* kernel time a user-only stream takes as is */
+	DS_RUN_PSEUDO,		/* other pseudo-records: staged, or switches */
+};
+
+/*
+ * Runs classified at a time: what ds_splay() keeps on the stack, in NMI.
+ * A batch with more runs is splayed in several goes.
+ */
+#define DS_SPLAY_RUNS	16
+
+/**
+ * struct ds_runs - a stretch of a batch, classified
+ * @nr: runs
+ * @end: where each run ends, an index into the stretch
+ * @kind: enum ds_run_kind of each run; adjacent runs differ, or the first
+ *	filled @end and the next one is the next go's
+ */
+struct ds_runs {
+	unsigned int	nr;
+	u32		end[DS_SPLAY_RUNS];
+	u8		kind[DS_SPLAY_RUNS];
+};
+
+/*
+ * Bits 63 and 62: set in every kernel address, with 4-level and 5-level
+ * paging alike, and in no pseudo-record's source (BTS_PSEUDO_TAG).  A
+ * non-canonical address with the sign bit alone is no kernel branch here.
+ */
+#define DS_KERNEL_BITS	(3ULL << 62)
+
+static inline bool ds_kernel_pair(u64 from_and_to)
+{
+	return (from_and_to & DS_KERNEL_BITS) == DS_KERNEL_BITS;
+}
+
+/* The addresses of four records, and'ed: a kernel pair keeps both bits. */
+static inline u64 ds_ands4(const struct bts_record *r)
+{
+	return r[0].from & r[0].to & r[1].from & r[1].to &
+	       r[2].from & r[2].to & r[3].from & r[3].to;
+}
+
+/* How many records from @rec on have kernel addresses at both ends. */
+static unsigned int ds_kernel_run(const struct bts_record *rec,
+				  unsigned int nr)
+{
+	const struct bts_record *r = rec, *end = rec + nr;
+
+	while (end - r >= 8 && ds_kernel_pair(ds_ands4(r) & ds_ands4(r + 4)))
+		r += 8;
+	if (end - r >= 4 && ds_kernel_pair(ds_ands4(r)))
+		r += 4;
+	while (r < end && ds_kernel_pair(r->from & r->to))
+		r++;
+	return r - rec;
+}
+
+/*
+ * Kernel time ds.c staged that a user-only stream takes unchanged: no
+ * kernel address that ds_put_staged_user() would hide.  The common case:
+ * the entry and exit code saw user addresses, and the other streams drop
+ * these records, so whole runs of them go or stay at once.
+ */
+static inline bool ds_kernel_time_as_is(const struct bts_record *r)
+{
+	return ds_staged_kernel_time(r->from) &&
+	       (BTS_PSEUDO_TYPE(r->from) == BTS_PSEUDO_DETAIL ||
+		!ds_kernel_addr(r->to | r->flags));
+}
+
+static unsigned int ds_kernel_time_run(const struct bts_record *rec,
+				       unsigned int nr)
+{
+	unsigned int n = 0;
+
+	while (n < nr && ds_kernel_time_as_is(&rec[n]))
+		n++;
+	return n;
+}
+
+static unsigned int ds_pseudo_run(const struct bts_record *rec,
+				  unsigned int nr)
+{
+	unsigned int n = 0;
+
+	while (n < nr && BTS_RECORD_IS_PSEUDO(rec[n].from) &&
+	       !ds_kernel_time_as_is(&rec[n]))
+		n++;
+	return n;
+}
+
+/* Branches that are neither user nor kernel pairs: crossings, mostly. */
+static unsigned int ds_other_run(const struct bts_record *rec,
+				 unsigned int nr)
+{
+	unsigned int n = 0;
+
+	while (n < nr && !BTS_RECORD_IS_PSEUDO(rec[n].from) &&
+	       ds_kernel_addr(rec[n].from | rec[n].to) &&
+	       !ds_kernel_pair(rec[n].from & rec[n].to))
+		n++;
+	return n;
+}
+
+/*
+ * Classify @rec into at most DS_SPLAY_RUNS runs.  A marker (its recipients,
+ * details and the marker itself) is never cut: a run of pseudo-records
+ * other than kernel time goes on while they do.  Returns the records
+ * classified.
+ */
+static unsigned int ds_classify(const struct bts_record *rec, unsigned int nr,
+				struct ds_runs *runs)
+{
+	unsigned int i = 0, n;
+	u8 kind;
+
+	for (runs->nr = 0; i < nr && runs->nr < DS_SPLAY_RUNS; runs->nr++) {
+		const struct bts_record *r = rec + i;
+
+		if (!ds_kernel_addr(r->from | r->to)) {
+			n = ds_user_run(r, nr - i);
+			kind = DS_RUN_USER;
+		} else if (ds_kernel_pair(r->from & r->to)) {
+			n = ds_kernel_run(r, nr - i);
+			kind = DS_RUN_KERNEL;
+		} else if (ds_kernel_time_as_is(r)) {
+			n = ds_kernel_time_run(r, nr - i);
+			kind = DS_RUN_KERNEL_TIME;
+		} else if (BTS_RECORD_IS_PSEUDO(r->from)) {
+			n = ds_pseudo_run(r, nr - i);
+			kind = DS_RUN_PSEUDO;
+		} else {
+			n = ds_other_run(r, nr - i);
+			kind = DS_RUN_OTHER;
+		}
+		i += n;
+		runs->end[runs->nr] = i;
+		runs->kind[runs->nr] = kind;
+	}
+	return i;
+}
+
+/* Copy the records a stream keeps as they are, [@keep, @at) of @rec. */
+static inline void ds_keep(struct ds_stream *s, const struct bts_record *rec,
+			   unsigned int keep, unsigned int at)
+{
+	if (at > keep)
+		ds_put_run(s, rec + keep, at - keep);
+}
+
+/*
  * The user-to-user records, the records of kernel time ds.c staged, and
  * the staged markers and address-space changes if the stream takes them.
+ * @nr: records left in the batch from @rec on, for a marker's look ahead.
  */
 static void ds_splay_user(struct ds_stream *s, const struct bts_record *rec,
-			  unsigned int nr)
+			  unsigned int nr, const struct ds_runs *runs)
 {
-	unsigned int i, run;
+	unsigned int i, at = 0, keep = 0;
 
-	for (i = 0; i < nr; i++) {
-		const struct bts_record *r = &rec[i];
+	for (i = 0; i < runs->nr; i++) {
+		unsigned int end = runs->end[i];
 
-		/* A run of user branches: as the hardware wrote them. */
-		run = ds_user_run(r, nr - i);
-		if (run) {
-			ds_put_run(s, r, run);
-			i += run - 1;
-			continue;
+		switch (runs->kind[i]) {
+		case DS_RUN_USER:
+		case DS_RUN_KERNEL_TIME:
+			at = end;
+			break;
+		case DS_RUN_PSEUDO:
+			ds_keep(s, rec, keep, at);
+			while (at < end)
+				at += ds_put_staged(s, &rec[at], nr - at, true);
+			keep = at;
+			break;
+		default:
+			ds_keep(s, rec, keep, at);
+			at = end;
+			keep = at;
+			break;
 		}
-		i += ds_put_staged(s, r, nr - i, true) - 1;
 	}
+	ds_keep(s, rec, keep, at);
 }
 
 /* A kernel-only stream is back in the kernel: one record for user time. */
@@ -405,48 +591,82 @@ static void ds_kernel_back(struct ds_stream *s, u64 reentry_to)
 	s->away = false;
 }
 
-static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
-			    unsigned int nr)
+/* A branch for a kernel-only stream, with the kernel at one end or none. */
+static void ds_kernel_branch(struct ds_stream *s, const struct bts_record *r)
 {
-	unsigned int i;
-
-	for (i = 0; i < nr; i++) {
-		const struct bts_record *r = &rec[i];
-
-		/* Staged kernel time is for user-only streams. */
-		if (unlikely(BTS_RECORD_IS_PSEUDO(r->from))) {
-			i += ds_put_staged(s, r, nr - i, false) - 1;
-			continue;
+	if (ds_kernel_addr(r->from)) {
+		/* A kernel source: the entry into it went unseen. */
+		if (s->away)
+			ds_kernel_back(s, 0);
+		if (ds_kernel_addr(r->to)) {
+			ds_put(s, r->from, r->to, r->flags);
+			return;
 		}
-		if (ds_kernel_addr(r->from)) {
-			/* A kernel source: the entry into it went unseen. */
-			if (s->away)
-				ds_kernel_back(s, 0);
-			if (ds_kernel_addr(r->to)) {
-				ds_put(s, r->from, r->to, r->flags);
-				continue;
-			}
-			/* Leaving for user mode: hold it until the return. */
-			s->away = true;
-			s->away_from = r->from;
-		} else if (ds_kernel_addr(r->to)) {
-			/* Back in the kernel, maybe without a seen exit. */
-			if (!s->away)
-				s->away_from = 0;
-			ds_kernel_back(s, r->to);
-		} else if (!s->away) {
-			/* In user mode without having seen the exit. */
-			s->away = true;
+		/* Leaving for user mode: hold it until the return. */
+		s->away = true;
+		s->away_from = r->from;
+	} else if (ds_kernel_addr(r->to)) {
+		/* Back in the kernel, maybe without a seen exit. */
+		if (!s->away)
 			s->away_from = 0;
-		}
+		ds_kernel_back(s, r->to);
+	} else if (!s->away) {
+		/* In user mode without having seen the exit. */
+		s->away = true;
+		s->away_from = 0;
 	}
 }
 
+static void ds_splay_kernel(struct ds_stream *s, const struct bts_record *rec,
+			    unsigned int nr, const struct ds_runs *runs)
+{
+	unsigned int i, at = 0, keep = 0;
+
+	for (i = 0; i < runs->nr; i++) {
+		unsigned int end = runs->end[i];
+
+		if (runs->kind[i] == DS_RUN_KERNEL) {
+			/* The entry into the kernel went unseen. */
+			if (s->away) {
+				ds_keep(s, rec, keep, at);
+				ds_kernel_back(s, 0);
+				keep = at;
+			}
+			at = end;
+			continue;
+		}
+		ds_keep(s, rec, keep, at);
+		switch (runs->kind[i]) {
+		case DS_RUN_USER:
+			if (!s->away) {
+				s->away = true;
+				s->away_from = 0;
+			}
+			at = end;
+			break;
+		case DS_RUN_OTHER:
+			for (; at < end; at++)
+				ds_kernel_branch(s, &rec[at]);
+			break;
+		case DS_RUN_KERNEL_TIME:
+			/* Staged kernel time is for user-only streams. */
+			at = end;
+			break;
+		default:
+			while (at < end)
+				at += ds_put_staged(s, &rec[at], nr - at, false);
+			break;
+		}
+		keep = at;
+	}
+	ds_keep(s, rec, keep, at);
+}
+
 /*
- * The records a stream of both sides takes as they are, in runs: neither a
- * task's user-only streams' KERNEL records, which stand for crossings this
- * stream has as they happened, nor the annotations only the streams that
- * take them get, which are decided one at a time.
+ * The records a stream of both sides takes as they are: all but a task's
+ * user-only streams' KERNEL records, which stand for crossings this stream
+ * has as they happened, and the annotations only the streams that take
+ * them get, which are decided one at a time.
  */
 static inline bool ds_all_run(u64 from)
 {
@@ -454,23 +674,36 @@ static inline bool ds_all_run(u64 from)
 }
 
 static void ds_splay_all(struct ds_stream *s, const struct bts_record *rec,
-			 unsigned int nr)
+			 unsigned int nr, const struct ds_runs *runs)
 {
-	unsigned int i, run;
+	unsigned int i, at = 0, keep = 0;
 
-	for (i = 0; i < nr; i++) {
-		const struct bts_record *r = &rec[i];
+	for (i = 0; i < runs->nr; i++) {
+		unsigned int end = runs->end[i];
 
-		if (unlikely(!ds_all_run(r->from))) {
-			i += ds_put_staged(s, r, nr - i, false) - 1;
+		switch (runs->kind[i]) {
+		case DS_RUN_KERNEL_TIME:
+			ds_keep(s, rec, keep, at);
+			at = end;
+			keep = at;
+			continue;
+		case DS_RUN_PSEUDO:
+			break;
+		default:
+			at = end;
 			continue;
 		}
-		for (run = 1; i + run < nr && ds_all_run(rec[i + run].from);
-		     run++)
-			;
-		ds_put_run(s, r, run);
-		i += run - 1;
+		while (at < end) {
+			if (ds_all_run(rec[at].from)) {
+				at++;
+				continue;
+			}
+			ds_keep(s, rec, keep, at);
+			at += ds_put_staged(s, &rec[at], nr - at, false);
+			keep = at;
+		}
 	}
+	ds_keep(s, rec, keep, at);
 }
 
 /* Write the loss record a continuous stream owes, if it has room now. */
@@ -508,24 +741,29 @@ static void ds_put_lost(struct ds_stream *s)
 void ds_splay(const struct bts_record *rec, unsigned int nr,
 	      struct ds_stream *const *streams, unsigned int nr_streams)
 {
-	unsigned int i;
+	struct ds_runs runs;
+	unsigned int i, done;
 
-	for (i = 0; i < nr_streams; i++) {
-		struct ds_stream *s = streams[i];
+	for (; nr; rec += done, nr -= done) {
+		done = ds_classify(rec, nr, &runs);
+		for (i = 0; i < nr_streams; i++) {
+			struct ds_stream *s = streams[i];
 
-		switch (s->priv) {
-		case DS_PRIV_USER:
-			ds_splay_user(s, rec, nr);
-			break;
-		case DS_PRIV_KERNEL:
-			ds_splay_kernel(s, rec, nr);
-			break;
-		default:
-			ds_splay_all(s, rec, nr);
-			break;
+			switch (s->priv) {
+			case DS_PRIV_USER:
+				ds_splay_user(s, rec, nr, &runs);
+				break;
+			case DS_PRIV_KERNEL:
+				ds_splay_kernel(s, rec, nr, &runs);
+				break;
+			default:
+				ds_splay_all(s, rec, nr, &runs);
+				break;
+			}
 		}
-		ds_put_lost(s);
 	}
+	for (i = 0; i < nr_streams; i++)
+		ds_put_lost(streams[i]);
 }
 
 /* Copy @n records from the @first-th ever written, in at most two runs. */

@@ -2421,6 +2421,311 @@ static void ds_test_stream_swap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.lost_total, 0);
 }
 
+/**
+ * struct ds_test_model - what a stream should take, record by record
+ * @priv:      enum ds_priv
+ * @key:       the stream's marker key, 0 for none
+ * @maps:      it takes address-space changes
+ * @away:      kernel-only: the trace is in user mode, since @away_from
+ * @away_from: where it crossed, 0 if unseen
+ * @for_us:    the marker being staged names @key
+ * @n:         records at @out
+ * @out:       what the stream should hold
+ *
+ * The rules of ds_splay()'s kernel-doc and struct ds_stream, one record at
+ * a time: the reference ds_test_splay_model() holds the splay's runs to.
+ */
+struct ds_test_model {
+	enum ds_priv		priv;
+	u32			key;
+	bool			maps;
+	bool			away;
+	u64			away_from;
+	bool			for_us;
+	u32			n;
+	struct bts_record	*out;
+};
+
+static void ds_test_model_put(struct ds_test_model *m, u64 from, u64 to,
+			      u64 flags)
+{
+	m->out[m->n++] = (struct bts_record){
+		.from = from, .to = to, .flags = flags,
+	};
+}
+
+/* A user address, or 0 for one of the kernel's: "not seen". */
+static u64 ds_test_user_addr(u64 addr)
+{
+	return ds_test_kernel_addr(addr) ? 0 : addr;
+}
+
+static void ds_test_model_pseudo(struct ds_test_model *m,
+				 const struct bts_record *r)
+{
+	u32 type = BTS_PSEUDO_TYPE(r->from), what = type;
+	bool user = m->priv == DS_PRIV_USER, take;
+
+	if (type == DS_STAGED_RECIPIENT) {
+		if (!BTS_PSEUDO_ARG(r->from))
+			m->for_us = false;
+		if (m->key && r->to == m->key)
+			m->for_us = true;
+		return;
+	}
+	if (type == BTS_PSEUDO_DETAIL)
+		what = BTS_DETAIL_TYPE(r->from);
+	switch (what) {
+	case BTS_PSEUDO_KERNEL:
+		take = user;
+		break;
+	case BTS_PSEUDO_MARKER:
+		take = m->for_us;
+		break;
+	case BTS_PSEUDO_MAP:
+		take = m->maps;
+		break;
+	default:
+		take = m->priv == DS_PRIV_ALL;
+		break;
+	}
+	if (!take)
+		return;
+	if (user && (type == BTS_PSEUDO_KERNEL || type == BTS_PSEUDO_MAP))
+		ds_test_model_put(m, r->from, ds_test_user_addr(r->to),
+				  ds_test_user_addr(r->flags));
+	else if (user && type == BTS_PSEUDO_MARKER)
+		ds_test_model_put(m, r->from, ds_test_user_addr(r->to),
+				  r->flags);
+	else
+		ds_test_model_put(m, r->from, r->to, r->flags);
+}
+
+/* A kernel-only stream's record of a stretch in user mode. */
+static void ds_test_model_back(struct ds_test_model *m, u64 reentry_to)
+{
+	ds_test_model_put(m, BTS_PSEUDO(BTS_PSEUDO_USER, 0), reentry_to,
+			  m->away_from);
+	m->away = false;
+}
+
+static void ds_test_model_record(struct ds_test_model *m,
+				 const struct bts_record *r)
+{
+	bool k_from = ds_test_kernel_addr(r->from);
+	bool k_to = ds_test_kernel_addr(r->to);
+
+	if (BTS_RECORD_IS_PSEUDO(r->from)) {
+		ds_test_model_pseudo(m, r);
+		return;
+	}
+	if (m->priv == DS_PRIV_ALL || (m->priv == DS_PRIV_USER &&
+				       !k_from && !k_to)) {
+		ds_test_model_put(m, r->from, r->to, r->flags);
+		return;
+	}
+	if (m->priv == DS_PRIV_USER)
+		return;
+	if (k_from) {
+		if (m->away)
+			ds_test_model_back(m, 0);
+		if (k_to) {
+			ds_test_model_put(m, r->from, r->to, r->flags);
+		} else {
+			m->away = true;
+			m->away_from = r->from;
+		}
+	} else if (k_to) {
+		if (!m->away)
+			m->away_from = 0;
+		ds_test_model_back(m, r->to);
+	} else if (!m->away) {
+		m->away = true;
+		m->away_from = 0;
+	}
+}
+
+/* Either side's address, @rnd's pick. */
+static u64 ds_test_any_addr(u64 rnd)
+{
+	return rnd & 1 ? K(rnd >> 4 & 0xff0) : U(rnd >> 4 & 0xff0);
+}
+
+/*
+ * Append a run of one kind of record at @t, at most @room: the branches of
+ * either side in runs long and short, crossings, a non-canonical source,
+ * and what ds.c stages (kernel time with either side's addresses, a
+ * marker for one to three keys, a map) or a ring's switch record.
+ */
+static unsigned int ds_test_model_run(struct bts_record *t,
+				      unsigned int room, u64 *seed)
+{
+	u64 rnd = ds_test_rand(seed), a = ds_test_rand(seed);
+	unsigned int n = 0, i, len = 1 + (rnd >> 8) % 24, keys;
+
+	switch (rnd % 12) {
+	case 0 ... 3:
+		for (; n < min(len, room); n++, a += 0x40)
+			t[n] = (struct bts_record)REC(U(a & 0xfff0),
+						      U(a >> 16 & 0xfff0));
+		break;
+	case 4 ... 5:
+		for (; n < min(len, room); n++, a += 0x40)
+			t[n] = (struct bts_record)REC(K(a & 0xfff0),
+						      K(a >> 16 & 0xfff0));
+		break;
+	case 6:
+		t[n++] = (struct bts_record)REC(U(a & 0xfff0), K_SYSCALL);
+		break;
+	case 7:
+		t[n++] = (struct bts_record)REC(K(a & 0xfff0), U(a >> 16 &
+								  0xfff0));
+		break;
+	case 8:
+		/* Sign bit alone: no kernel address, no user one either. */
+		t[n++] = (struct bts_record)REC(0x8000123400000000ULL | a >> 40,
+						ds_test_any_addr(a));
+		break;
+	case 9:
+		if (room < 2)
+			break;
+		t[n++] = (struct bts_record)DETAIL(a & 3, a >> 8, a >> 16);
+		t[n++] = (struct bts_record)
+			STAGED(BTS_ENTRY_SYSCALL, 0, ds_test_any_addr(a >> 2),
+			       ds_test_any_addr(a >> 3));
+		break;
+	case 10:
+		keys = 1 + (a >> 20) % 3;
+		if (room < keys + 3)
+			break;
+		for (i = 0; i < keys; i++)
+			t[n++] = (struct bts_record)
+				DS_RECIPIENT(i, 1 + (a >> (24 + 2 * i)) % 4);
+		t[n++] = (struct bts_record)MARKER_PAYLOAD(0, a, ~a);
+		t[n++] = (struct bts_record)MARKER(ds_test_any_addr(a >> 5));
+		break;
+	default:
+		if (room < 2)
+			break;
+		if (a & 2) {
+			t[n++] = (struct bts_record)
+				MAP_DETAIL(BTS_DETAIL_MAP_FILE, 0, a, ~a);
+			t[n++] = (struct bts_record)
+				MAP(BTS_MAP_EXEC, ds_test_any_addr(a >> 3),
+				    ds_test_any_addr(a >> 5));
+		} else {
+			t[n++] = (struct bts_record)
+				PSEUDO(BTS_PSEUDO_SWITCH, 0, a >> 48, a >> 40);
+		}
+		break;
+	}
+	return n;
+}
+
+#define DS_TEST_MODEL_RECORDS	3000
+#define DS_TEST_MODEL_RING	64U
+
+/*
+ * ds_splay() of random traces, in batches cut anywhere, into eight streams
+ * at once (each kind, ring and continuous, with markers for different keys
+ * and maps or not) against the model: every record of every stream.
+ */
+static void ds_test_splay_model(struct kunit *test)
+{
+	static const struct {
+		enum ds_priv	priv;
+		enum ds_mode	mode;
+		u32		key;
+		bool		maps;
+	} kinds[] = {
+		{ DS_PRIV_USER, DS_MODE_CONTINUOUS, 1, true },
+		{ DS_PRIV_USER, DS_MODE_RING, 2, false },
+		{ DS_PRIV_KERNEL, DS_MODE_CONTINUOUS, 1, false },
+		{ DS_PRIV_KERNEL, DS_MODE_RING, 0, true },
+		{ DS_PRIV_ALL, DS_MODE_CONTINUOUS, 3, true },
+		{ DS_PRIV_ALL, DS_MODE_RING, 0, false },
+		{ DS_PRIV_USER, DS_MODE_CONTINUOUS, 0, false },
+		{ DS_PRIV_ALL, DS_MODE_RING, 2, true },
+	};
+	const u32 whole = 2 * DS_TEST_MODEL_RECORDS + 2;
+	struct bts_record *trace = ds_test_records(test, DS_TEST_MODEL_RECORDS);
+	struct bts_record *got = ds_test_records(test, whole);
+	struct ds_test_model *model;
+	struct ds_stream *s, *streams[ARRAY_SIZE(kinds)];
+	u32 taken[4] = { 0 }, i, k, n, at, round;
+	u64 seed = 0x853c49e6748fea9bULL;
+	char what[64];
+
+	/* Off the stack, which a kernel's frame limit keeps small. */
+	model = kunit_kcalloc(test, ARRAY_SIZE(kinds), sizeof(*model),
+			      GFP_KERNEL);
+	s = kunit_kcalloc(test, ARRAY_SIZE(kinds), sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, model);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+		model[i].out = ds_test_records(test, whole);
+		s[i].buf = ds_test_records(test, whole);
+	}
+	for (round = 0; round < 8; round++) {
+		for (n = 0; n < DS_TEST_MODEL_RECORDS;)
+			n += ds_test_model_run(trace + n,
+					       DS_TEST_MODEL_RECORDS - n, &seed);
+		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+			ds_stream_init(&s[i], s[i].buf, kinds[i].mode ==
+				       DS_MODE_RING ? DS_TEST_MODEL_RING : whole,
+				       kinds[i].priv, kinds[i].mode);
+			s[i].marker_key = kinds[i].key;
+			s[i].maps = kinds[i].maps;
+			streams[i] = &s[i];
+			model[i] = (struct ds_test_model){
+				.priv = kinds[i].priv, .key = kinds[i].key,
+				.maps = kinds[i].maps, .out = model[i].out,
+			};
+			for (k = 0; k < n; k++)
+				ds_test_model_record(&model[i], &trace[k]);
+		}
+		/* Batches of 1 to 300: many runs at a time, or few. */
+		for (at = 0; at < n; at += k) {
+			k = min_t(u32, n - at, 1 + ds_test_rand(&seed) % 300);
+			ds_splay(trace + at, k, streams, ARRAY_SIZE(kinds));
+		}
+		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+			const struct bts_record *want = model[i].out;
+			u32 n_want = model[i].n;
+
+			if (kinds[i].mode == DS_MODE_RING) {
+				k = ds_stream_read_last(&s[i], got, whole);
+				n_want = min(n_want, DS_TEST_MODEL_RING - 1);
+				want += model[i].n - n_want;
+			} else {
+				k = ds_stream_consume(&s[i], got, whole);
+			}
+			snprintf(what, sizeof(what), "round %u, stream %u",
+				 round, i);
+			ds_test_expect_records(test, what, got, k, want,
+					       n_want);
+			for (k = 0; k < model[i].n; k++) {
+				u64 from = model[i].out[k].from;
+
+				if (!BTS_RECORD_IS_PSEUDO(from))
+					continue;
+				taken[0] += BTS_PSEUDO_TYPE(from) ==
+					    BTS_PSEUDO_USER;
+				taken[1] += BTS_PSEUDO_TYPE(from) ==
+					    BTS_PSEUDO_KERNEL;
+				taken[2] += BTS_PSEUDO_TYPE(from) ==
+					    BTS_PSEUDO_MARKER;
+				taken[3] += BTS_PSEUDO_TYPE(from) ==
+					    BTS_PSEUDO_MAP;
+			}
+		}
+	}
+	/* The traces gave every rule work to do. */
+	for (i = 0; i < ARRAY_SIZE(taken); i++)
+		KUNIT_EXPECT_GT_MSG(test, taken[i], 100, "pseudo-record kind %u",
+				    i);
+}
+
 static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_all_keeps_every_branch),
 	KUNIT_CASE(ds_test_user_time_in_kernel),
@@ -2436,6 +2741,7 @@ static struct kunit_case ds_core_test_cases[] = {
 	KUNIT_CASE(ds_test_peek_keeps_records),
 	KUNIT_CASE(ds_test_continuous_keeps_everything),
 	KUNIT_CASE(ds_test_streams_independent),
+	KUNIT_CASE(ds_test_splay_model),
 	KUNIT_CASE(ds_test_no_address_leaks),
 	KUNIT_CASE(ds_test_staged_markers),
 	KUNIT_CASE(ds_test_debugctl_for),
