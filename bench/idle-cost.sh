@@ -156,20 +156,25 @@ def measure(base):
         if m:
             prog[int(m[1])].append((int(m[2]), int(m[3])))
     insns = {1: [], 2: []}
+    msrs = {1: [], 2: []}
     for l in open(base + ".plugin"):
-        m = re.match(r"region (\d) insns=(\d+)", l)
+        m = re.match(r"region (\d) insns=(\d+) rdmsr=(\d+) wrmsr=(\d+)", l)
         if m:
             insns[int(m[1])].append(int(m[2]))
+            msrs[int(m[1])].append((int(m[3]), int(m[4])))
         elif l.startswith("region"):
             sys.exit(f"bench: {base}.plugin: {l.strip()}")
-    per = {}
+    per, msr = {}, {}
     for id in (1, 2):
         if len(prog[id]) != len(insns[id]) or not insns[id]:
             sys.exit(f"bench: {base}: program and plugin disagree on region {id}")
         # getpid: per call; switch: per switch the kernel counted.
         per[id] = [n / (iters if id == 1 else ctxt)
                    for (iters, ctxt), n in zip(prog[id], insns[id])]
-    return release, per
+        msr[id] = [(rd / (iters if id == 1 else ctxt),
+                    wr / (iters if id == 1 else ctxt))
+                   for (iters, ctxt), (rd, wr) in zip(prog[id], msrs[id])]
+    return release, per, msr
 
 kinds = ("stock", "ours", "busy", "recorder", "partner", "persist")
 fig = {(k, its, r): measure(f"{results}/{k}.its-{its}.{r}")
@@ -216,6 +221,20 @@ for id in (1, 2):
                          f" recorder_ratio={rec:.4f}"
                          f" partner={m['partner']:.2f}"
                          f" persist={m['persist']:.2f}")
+print("\nRDMSR and WRMSR (any MSR) per getpid() and per context switch,"
+      " median of the repetitions, run 1")
+print(f"{'':<7} {'ITS':<4}" + "".join(f" {k + ' rd/wr':>17}" for k in kinds))
+for id in (1, 2):
+    for its in ("on", "off"):
+        cols = []
+        for k in kinds:
+            v = fig[k, its, 1][2][id]
+            rd = statistics.median(x[0] for x in v)
+            wr = statistics.median(x[1] for x in v)
+            cols.append(f" {rd:>8.2f}/{wr:<8.2f}")
+            lines.append(f"bench: idle_msr_{names[id]} its={its} kind={k}"
+                         f" rdmsr={rd:.2f} wrmsr={wr:.2f}")
+        print(f"{names[id]:<7} {its:<4}" + "".join(cols))
 print(f"(kernels: stock {fig['stock', 'on', 1][0]}, ours {fig['ours', 'on', 1][0]};"
       f" ITS off: indirect_target_selection=off; {secs} s)")
 print("\n".join(lines))

@@ -16,10 +16,12 @@
  *
  *   -plugin libinsn-marks.so -d plugin -D FILE
  *
- * Each closed region prints "region NN insns=COUNT" through
- * qemu_plugin_outs(), which QEMU writes to its log (-d plugin -D FILE);
- * COUNT runs from the opening marker to the closing one, the closing one
- * excluded.
+ * Each closed region prints "region NN insns=COUNT rdmsr=R wrmsr=W"
+ * through qemu_plugin_outs(), which QEMU writes to its log (-d plugin -D
+ * FILE); COUNT runs from the opening marker to the closing one, the
+ * closing one excluded; R and W count the RDMSR and WRMSR instructions
+ * among them, whatever the MSR (a plugin sees no registers): on hardware
+ * each costs far more than its one instruction.
  *
  * With the option kernel=on (-plugin libinsn-marks.so,kernel=on), only the
  * instructions at kernel addresses (the upper half) count.
@@ -37,9 +39,11 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 
-static uint64_t total;		/* instructions executed so far */
-static bool kernel_only;	/* kernel=on: count the upper half's only */
-static uint64_t opened[0x80];	/* total at each open region's mark */
+/* Instructions executed so far: all of them, RDMSRs, WRMSRs. */
+enum { ALL, RDMSR, WRMSR, COUNTS };
+static uint64_t total[COUNTS];
+static bool kernel_only;		/* kernel=on: the upper half's only */
+static uint64_t opened[0x80][COUNTS];	/* @total at each open region's mark */
 static bool is_open[0x80];
 
 static void at_mark(unsigned int vcpu_index, void *udata)
@@ -48,17 +52,30 @@ static void at_mark(unsigned int vcpu_index, void *udata)
 	g_autofree gchar *out = NULL;
 
 	if (!(nn & 0x80)) {
-		opened[id] = total;
+		memcpy(opened[id], total, sizeof(total));
 		is_open[id] = true;
 		return;
 	}
 	if (!is_open[id])
 		out = g_strdup_printf("region %u closed, not open\n", id);
 	else
-		out = g_strdup_printf("region %u insns=%" PRIu64 "\n",
-				      id, total - opened[id]);
+		out = g_strdup_printf("region %u insns=%" PRIu64 " rdmsr=%"
+				      PRIu64 " wrmsr=%" PRIu64 "\n", id,
+				      total[ALL] - opened[id][ALL],
+				      total[RDMSR] - opened[id][RDMSR],
+				      total[WRMSR] - opened[id][WRMSR]);
 	is_open[id] = false;
 	qemu_plugin_outs(out);
+}
+
+/* RDMSR (0f 32), WRMSR (0f 30), or ALL for any other instruction. */
+static int insn_msr(struct qemu_plugin_insn *insn)
+{
+	const uint8_t *b = qemu_plugin_insn_data(insn);
+
+	if (qemu_plugin_insn_size(insn) != 2 || b[0] != 0x0f)
+		return ALL;
+	return b[1] == 0x32 ? RDMSR : b[1] == 0x30 ? WRMSR : ALL;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -75,7 +92,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (kernel_only && (int64_t)qemu_plugin_insn_vaddr(insn) >= 0)
 			continue;
 		qemu_plugin_register_vcpu_insn_exec_inline(insn,
-			QEMU_PLUGIN_INLINE_ADD_U64, &total, 1);
+			QEMU_PLUGIN_INLINE_ADD_U64, &total[ALL], 1);
+		if (insn_msr(insn) != ALL)
+			qemu_plugin_register_vcpu_insn_exec_inline(insn,
+				QEMU_PLUGIN_INLINE_ADD_U64,
+				&total[insn_msr(insn)], 1);
 	}
 }
 
