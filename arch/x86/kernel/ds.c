@@ -406,46 +406,32 @@ static void ds_untraced(struct task_struct *next)
 	}
 }
 
-/**
- * __ds_switch_to() - hand the CPU's branch trace over to the next task
- * @prev: the task switched out: what is staged is its
- * @next: the task switched in, already current
- *
- * Context: __switch_to(), interrupts off; only while ds_active.
- */
-void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
+/* What per-CPU streams learn at a switch: who runs now. */
+static __always_inline struct bts_record
+ds_switch_record(struct task_struct *next)
 {
-	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
-	struct bts_record rec;
-	unsigned int i, n;
-
-	lockdep_assert_irqs_disabled();
-	/*
-	 * Nobody traces this CPU, @prev or @next, and the hardware is off:
-	 * there is nothing to drain, and it stays off.  (It may be on for
-	 * nobody: @prev's last consumer went away while @prev ran, and the
-	 * release's sync came after @prev blocked.)  A consumer that comes
-	 * for either meanwhile syncs through ds_sync(), which finds @next
-	 * current.
-	 */
-	if (ds_state_quiet(&dc->st) && !rcu_access_pointer(dc->set) &&
-	    !rcu_access_pointer(prev->thread.ds_consumers) &&
-	    !rcu_access_pointer(next->thread.ds_consumers)) {
-		dc->owner = next;
-		return;
-	}
-	if (dc->st.mode == DS_STATE_OFF) {
-		ds_untraced(next);
-		return;
-	}
-	ds_state_pause(&dc->st);
-	/* Per-CPU streams learn who runs now. */
-	rec = (struct bts_record) {
+	return (struct bts_record) {
 		.from	= BTS_PSEUDO(BTS_PSEUDO_SWITCH, 0),
 		.to	= task_pid_nr(next),
 		.flags	= task_tgid_nr(next),
 	};
+}
+
+/*
+ * The switch that changes what the hardware does: drain what @prev left,
+ * tell the per-CPU streams, and let the state machine choose again for
+ * @next.  Out of line: the flight recorder's switch does none of it, and
+ * need not clear this frame.
+ */
+static noinline void ds_switch_over(struct ds_cpu *dc,
+				    struct task_struct *prev,
+				    struct task_struct *next)
+{
+	const struct bts_record rec = ds_switch_record(next);
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	unsigned int i, n;
+
+	ds_state_pause(&dc->st);
 	if (dc->st.mode == DS_STATE_RING) {
 		/* @prev has no consumer, or there would be no ring. */
 		ds_staging_ring_append(&dc->st.staging, dc->st.area, &rec);
@@ -469,6 +455,55 @@ void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
 		cons[i]->untraced = false;
 	}
 	ds_state_unpause(&dc->st, next);
+}
+
+/**
+ * __ds_switch_to() - hand the CPU's branch trace over to the next task
+ * @prev: the task switched out: what is staged is its
+ * @next: the task switched in, already current
+ *
+ * Context: __switch_to(), interrupts off; only while ds_active.
+ */
+void __ds_switch_to(struct task_struct *prev, struct task_struct *next)
+{
+	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
+
+	lockdep_assert_irqs_disabled();
+	/*
+	 * Nobody traces this CPU, @prev or @next, and the hardware is off:
+	 * there is nothing to drain, and it stays off.  (It may be on for
+	 * nobody: @prev's last consumer went away while @prev ran, and the
+	 * release's sync came after @prev blocked.)  A consumer that comes
+	 * for either meanwhile syncs through ds_sync(), which finds @next
+	 * current.
+	 */
+	if (ds_state_quiet(&dc->st) && !rcu_access_pointer(dc->set) &&
+	    !rcu_access_pointer(prev->thread.ds_consumers) &&
+	    !rcu_access_pointer(next->thread.ds_consumers)) {
+		dc->owner = next;
+		return;
+	}
+	if (dc->st.mode == DS_STATE_OFF) {
+		ds_untraced(next);
+		return;
+	}
+	/*
+	 * The flight recorder between two tasks nobody traces: the ring and
+	 * DEBUGCTL stay as they are.  @prev has no active consumer, or there
+	 * would be no ring; @next has none; the CPU's consumers are those the
+	 * ring was chosen for, since any change to them syncs the CPU, which
+	 * chooses again (ds_sync_fn()).  The switch record goes in with the
+	 * hardware running.
+	 */
+	if (dc->st.mode == DS_STATE_RING &&
+	    !rcu_access_pointer(next->thread.ds_consumers)) {
+		const struct bts_record rec = ds_switch_record(next);
+
+		ds_staging_ring_append(&dc->st.staging, dc->st.area, &rec);
+		dc->owner = next;
+		return;
+	}
+	ds_switch_over(dc, prev, next);
 }
 
 /*

@@ -1313,28 +1313,84 @@ void ds_staging_take_ring(struct ds_staging *st, struct ds_bts_area *hw,
 	ds_staging_arm(st, hw);
 }
 
+/*
+ * Put @rec in the slot the hardware writes next, then move the index past
+ * it from where it was read, with a compare-and-exchange: in instructions
+ * none of which is a taken branch, so the hardware, which writes a record
+ * at each taken branch this CPU retires, writes none in between.  Only an
+ * interrupt can come in between (an NMI: the callers have interrupts off),
+ * whose records the hardware writes at the index and moves it; then the
+ * exchange fails and @rec is not in the ring.  Returns whether it went in,
+ * and in @slot where it was put.
+ */
+static __always_inline bool ds_ring_try_append(struct ds_bts_area *hw,
+					       const struct bts_record *rec,
+					       u64 *slot)
+{
+	u64 index, next;
+	u8 moved;
+
+	asm volatile("mov %[index], %[old]\n\t"
+		     "mov %[old], %[slot]\n\t"
+		     /* The hardware may leave it at the end: ds_ring_index(). */
+		     "cmp %[max], %[slot]\n\t"
+		     "cmovae %[base], %[slot]\n\t"
+		     "mov %[from], (%[slot])\n\t"
+		     "mov %[to], 8(%[slot])\n\t"
+		     "mov %[flags], 16(%[slot])\n\t"
+		     "lea 24(%[slot]), %[next]\n\t"
+		     "cmp %[max], %[next]\n\t"
+		     "cmovae %[base], %[next]\n\t"
+		     "lock cmpxchg %[next], %[index]\n\t"
+		     "sete %[moved]"
+		     : [index] "+m" (hw->index), [old] "=&a" (index),
+		       [slot] "=&r" (*slot), [next] "=&r" (next),
+		       [moved] "=q" (moved)
+		     : [base] "m" (hw->base), [max] "m" (hw->max),
+		       [from] "r" (rec->from), [to] "r" (rec->to),
+		       [flags] "r" (rec->flags)
+		     : "cc", "memory");
+	return moved;
+}
+
 /**
  * ds_staging_ring_append() - write a record into the hardware's ring
  * @st:  the staging buffer, armed by ds_staging_arm_ring()
  * @hw:  the BTS fields of the DS save area
  * @rec: the record, a pseudo-record
  *
- * Puts @rec where the hardware would have put its next record.
+ * Puts @rec where the hardware would have put its next record, stopped or
+ * running: the flight recorder's switch record needs no DEBUGCTL access.
+ * A record is in the ring once the index is past it, and whole then: a
+ * reader that stops the CPU here (a crash's freeze, a reset) sees it whole
+ * or not at all.  When an NMI's records come in between
+ * (ds_ring_try_append()), the first of them took the slot @rec was being
+ * written to, and one of the two overwrote the other, maybe in part: a
+ * BTS_PSEUDO_LOST record of one takes the slot, and @rec goes after the
+ * NMI's.  (A reset between the store and the exchange finds @rec at the
+ * index, where the reader of the ring a reset keeps leaves the record out:
+ * the hardware's own may be torn there.)
  *
- * Context: the hardware is not writing (TR or BTS clear).
+ * Context: interrupts off, on the CPU whose DS save area holds @hw.
  */
 void ds_staging_ring_append(const struct ds_staging *st,
 			    struct ds_bts_area *hw,
 			    const struct bts_record *rec)
 {
-	u64 index = ds_ring_index(hw);
+	static const struct bts_record lost = {
+		.from	= BTS_PSEUDO(BTS_PSEUDO_LOST, 0),
+		.to	= 1,
+	};
+	u64 base = (u64)(unsigned long)st->buf, max = READ_ONCE(hw->max);
+	u64 index = READ_ONCE(hw->index), slot;
 
-	if (WARN_ON_ONCE(hw->base != (u64)(unsigned long)st->buf ||
-			 index < hw->base || index >= hw->max))
+	/* A ring's threshold is past its end, a sub-buffer's is not. */
+	if (WARN_ON_ONCE(hw->base != base || hw->threshold <= max ||
+			 index < base || index > max))
 		return;
-	*(struct bts_record *)(unsigned long)index = *rec;
-	index += sizeof(*rec);
-	hw->index = index < hw->max ? index : hw->base;
+	/* The slot is behind the index now: the hardware is done with it. */
+	while (!ds_ring_try_append(hw, rec, &slot))
+		*(struct bts_record *)(unsigned long)slot = lost;
 }
 
 /**

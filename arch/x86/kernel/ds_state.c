@@ -316,22 +316,6 @@ void ds_state_drain(struct ds_state *s, struct task_struct *task)
 }
 
 /**
- * ds_state_quiet() - whether the hardware records nothing for anybody
- * @s: the CPU's state, not paused
- *
- * DEBUGCTL's layer bits were last set to zero, and whatever the hardware
- * wrote before that was drained when they were.  A switch between tasks
- * nobody traces, on a CPU nobody traces, may then leave the hardware
- * alone.  Whether nobody traces them now is not enough: a task whose last
- * consumer went away while it ran leaves the bits set for it until the
- * CPU looks again.
- */
-bool ds_state_quiet(const struct ds_state *s)
-{
-	return !s->bits;
-}
-
-/**
  * ds_state_lent() - whether the hardware writes a lender's window
  * @s: the CPU's state, paused
  *

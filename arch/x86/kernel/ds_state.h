@@ -187,10 +187,25 @@ void ds_state_stage(struct ds_state *s, const struct bts_record *rec,
 void ds_state_nmi_enter(struct ds_state *s);
 bool ds_state_nmi_pmi(struct ds_state *s, struct task_struct *task);
 void ds_state_nmi_exit(struct ds_state *s);
-bool ds_state_quiet(const struct ds_state *s);
 bool ds_state_lent(const struct ds_state *s);
 bool ds_state_freeze(struct ds_state *s);
 void ds_state_thaw(struct ds_state *s, struct task_struct *task);
 void ds_state_drain_frozen(struct ds_state *s, struct task_struct *task);
+
+/**
+ * ds_state_quiet() - whether the hardware records nothing for anybody
+ * @s: the CPU's state, not paused
+ *
+ * DEBUGCTL's layer bits were last set to zero, and whatever the hardware
+ * wrote before that was drained when they were.  A switch between tasks
+ * nobody traces, on a CPU nobody traces, may then leave the hardware
+ * alone.  Whether nobody traces them now is not enough: a task whose last
+ * consumer went away while it ran leaves the bits set for it until the
+ * CPU looks again.  Inline: every context switch asks.
+ */
+static inline bool ds_state_quiet(const struct ds_state *s)
+{
+	return !s->bits;
+}
 
 #endif /* __X86_KERNEL_DS_STATE_H */
