@@ -49,7 +49,9 @@
 # code itself costs.  Figures, never pass/fail: see README.md.
 #
 # Environment: BENCH_GETPIDS (100000), BENCH_SWITCHES (20000),
-# BENCH_REPS (3), BENCH_RUNS (2).  About 3 minutes once the stock kernel
+# BENCH_REPS (3), BENCH_RUNS (2), BENCH_KINDS (all six; a subset, e.g.
+# "recorder partner", skips the others, the stock kernel's build among
+# them, and prints each kind's figures alone).  About 3 minutes once the stock kernel
 # is built; building it takes about 8 minutes the first time (and after a
 # change to configs/), seconds when it is up to date.
 set -euo pipefail
@@ -63,6 +65,14 @@ getpids=${BENCH_GETPIDS:-100000}
 switches=${BENCH_SWITCHES:-20000}
 reps=${BENCH_REPS:-3}
 runs=${BENCH_RUNS:-2}
+all_kinds="stock ours busy recorder partner persist"
+kinds=${BENCH_KINDS:-$all_kinds}
+for k in $kinds; do
+	case " $all_kinds " in
+	*" $k "*) ;;
+	*) echo "bench: BENCH_KINDS: no kind $k (of $all_kinds)" >&2; exit 2 ;;
+	esac
+done
 
 ours="$repo/build/kernel/arch/x86/boot/bzImage"
 stock="$repo/build/kernel-stock/arch/x86/boot/bzImage"
@@ -70,13 +80,14 @@ stock="$repo/build/kernel-stock/arch/x86/boot/bzImage"
 mkdir -p "$out"
 start=$SECONDS
 
-if [ ! -e "$stock" ]; then
-	echo "bench: building the stock kernel in build/kernel-stock (first run only)" >&2
-fi
-if ! nice "$repo/workbench/kernel.sh" "$repo" "$repo/build" stock \
-	>"$out/kernel-stock.log" 2>&1; then
-	cat "$out/kernel-stock.log" >&2
-	exit 1
+if [[ " $kinds " == *" stock "* ]]; then
+	[ -e "$stock" ] ||
+		echo "bench: building the stock kernel in build/kernel-stock (first run only)" >&2
+	if ! nice "$repo/workbench/kernel.sh" "$repo" "$repo/build" stock \
+		>"$out/kernel-stock.log" 2>&1; then
+		cat "$out/kernel-stock.log" >&2
+		exit 1
+	fi
 fi
 if [ ! -e "$ours" ]; then
 	echo "bench: $ours missing (run 'make kernel qemu' first)" >&2
@@ -132,17 +143,18 @@ for ((r = 1; r <= runs; r++)); do
 	for its in on off; do
 		append=
 		[ $its = on ] || append=indirect_target_selection=off
-		for k in stock ours busy recorder partner persist; do
+		for k in $kinds; do
 			echo "bench: run $r of $runs, ITS $its, $k kernel" >&2
 			guest "$k" "$its" "$r" "$append"
 		done
 	done
 done
 
-python3 - "$results" "$runs" "$((SECONDS - start))" <<'EOF' | tee "$results/report"
+python3 - "$results" "$runs" "$((SECONDS - start))" "$kinds" <<'EOF' | tee "$results/report"
 import re, statistics, sys
 
 results, runs, secs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+chosen = sys.argv[4].split()
 names = {1: "getpid", 2: "switch"}
 
 def measure(base):
@@ -178,9 +190,46 @@ def measure(base):
 
 kinds = ("stock", "ours", "busy", "recorder", "partner", "persist")
 fig = {(k, its, r): measure(f"{results}/{k}.its-{its}.{r}")
-       for k in kinds for its in ("on", "off")
+       for k in chosen for its in ("on", "off")
        for r in range(1, runs + 1)}
-reps = len(fig["stock", "on", 1][1][1])
+reps = len(fig[chosen[0], "on", 1][1][1])
+lines = []
+
+def msr_table():
+    """RDMSRs and WRMSRs of each kind chosen, run 1."""
+    print("\nRDMSR and WRMSR (any MSR) per getpid() and per context switch,"
+          " median of the repetitions, run 1")
+    print(f"{'':<7} {'ITS':<4}" + "".join(f" {k + ' rd/wr':>17}" for k in chosen))
+    for id in (1, 2):
+        for its in ("on", "off"):
+            cols = []
+            for k in chosen:
+                v = fig[k, its, 1][2][id]
+                rd = statistics.median(x[0] for x in v)
+                wr = statistics.median(x[1] for x in v)
+                cols.append(f" {rd:>8.2f}/{wr:<8.2f}")
+                lines.append(f"bench: idle_msr_{names[id]} its={its} kind={k}"
+                             f" rdmsr={rd:.2f} wrmsr={wr:.2f}")
+            print(f"{names[id]:<7} {its:<4}" + "".join(cols))
+
+if set(chosen) != set(kinds):
+    # A subset (BENCH_KINDS): each kind's figures alone.
+    print("guest instructions (user + kernel) per getpid() and per context"
+          f" switch, median of {reps} repetitions per VM")
+    print(f"{'':<7} {'ITS':<4} {'run':>3}" + "".join(f" {k:>10}" for k in chosen))
+    for id in (1, 2):
+        for its in ("on", "off"):
+            for r in range(1, runs + 1):
+                m = {k: statistics.median(fig[k, its, r][1][id]) for k in chosen}
+                print(f"{names[id]:<7} {its:<4} {r:>3}"
+                      + "".join(f" {m[k]:>10.2f}" for k in chosen))
+                lines.append(f"bench: idle_{names[id]} its={its} run={r} "
+                             + " ".join(f"{k}={m[k]:.2f}" for k in chosen))
+    msr_table()
+    print(f"(kernel: ours {fig[chosen[0], 'on', 1][0]}; ITS off:"
+          f" indirect_target_selection=off; {secs} s)")
+    print("\n".join(lines))
+    sys.exit(0)
 
 print("guest instructions (user + kernel) per getpid() and per context switch,"
       f" median of {reps} repetitions\nper VM; spread: (max - min) / median"
@@ -191,7 +240,6 @@ print(f"{'':<7} {'ITS':<4} {'run':>3} {'stock':>9} {'spread':>7}"
       f" {'recorder':>9} {'rec-stock':>10} {'ratio':>7}"
       f" {'partner':>9} {'part-rec':>10}"
       f" {'persist':>9} {'pers-rec':>10}")
-lines = []
 for id in (1, 2):
     for its in ("on", "off"):
         for r in range(1, runs + 1):
@@ -221,20 +269,7 @@ for id in (1, 2):
                          f" recorder_ratio={rec:.4f}"
                          f" partner={m['partner']:.2f}"
                          f" persist={m['persist']:.2f}")
-print("\nRDMSR and WRMSR (any MSR) per getpid() and per context switch,"
-      " median of the repetitions, run 1")
-print(f"{'':<7} {'ITS':<4}" + "".join(f" {k + ' rd/wr':>17}" for k in kinds))
-for id in (1, 2):
-    for its in ("on", "off"):
-        cols = []
-        for k in kinds:
-            v = fig[k, its, 1][2][id]
-            rd = statistics.median(x[0] for x in v)
-            wr = statistics.median(x[1] for x in v)
-            cols.append(f" {rd:>8.2f}/{wr:<8.2f}")
-            lines.append(f"bench: idle_msr_{names[id]} its={its} kind={k}"
-                         f" rdmsr={rd:.2f} wrmsr={wr:.2f}")
-        print(f"{names[id]:<7} {its:<4}" + "".join(cols))
+msr_table()
 print(f"(kernels: stock {fig['stock', 'on', 1][0]}, ours {fig['ours', 'on', 1][0]};"
       f" ITS off: indirect_target_selection=off; {secs} s)")
 print("\n".join(lines))
