@@ -16,8 +16,8 @@ else
 VARIANT := plain
 endif
 
-.PHONY: help deps kernel kernel-debug kernel-kcsan qemu check check-full demo bench \
-	patches series-build shell clean distclean
+.PHONY: help deps deps-deb kernel kernel-debug kernel-kcsan qemu check check-full demo \
+	bench deb patches series-build shell clean distclean
 
 help:
 	@echo 'make demo       build everything, then show the workbench at work'
@@ -28,6 +28,8 @@ help:
 	@echo 'make kernel-debug  build the debug kernel (make check-full needs it too)'
 	@echo 'make kernel-kcsan  build the KCSAN kernel (make check-full needs it too)'
 	@echo 'make qemu       build QEMU with our patches'
+	@echo 'make deb        packages for a real machine: the bts kernel (of the'
+	@echo '                running kernel'"'"'s config, or KCONFIG=FILE) and bts-tools'
 	@echo 'make bench      the benchmarks (figures, not pass/fail; bench/README.md)'
 	@echo 'make patches    the kernel work as a git format-patch series'
 	@echo 'make series-build  build each step of that series (bisectable?)'
@@ -37,6 +39,11 @@ help:
 
 deps:
 	@workbench/deps.sh
+
+# What `make deb` needs, not the test VM's QEMU and clients: a user's own
+# machine gets only these.
+deps-deb:
+	@workbench/deps.sh deb
 
 kernel: deps
 	@workbench/kernel.sh . $(BUILD) $(VARIANT)
@@ -60,6 +67,12 @@ check: kernel qemu
 # What a change to kernel code passes before its issue is resolved.
 check-full: kernel kernel-debug kernel-kcsan qemu
 	@tests/check --full
+
+# Debian packages for a real machine, in $(BUILD)/deb (README.md, "On a
+# real machine").
+deb: deps-deb
+	@workbench/kernel.sh . $(BUILD) deb
+	@workbench/deb-tools.sh . $(BUILD)
 
 demo: kernel qemu
 	@workbench/demo.sh
@@ -89,7 +102,7 @@ shell: kernel qemu
 
 clean:
 	rm -rf $(BUILD)/kernel $(BUILD)/kernel-debug $(BUILD)/kernel-kcsan \
-		$(BUILD)/kernel-stock \
+		$(BUILD)/kernel-stock $(BUILD)/kernel-deb $(BUILD)/deb $(BUILD)/deb-tools \
 		$(BUILD)/qemu/obj $(BUILD)/vm
 
 distclean:

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install every Debian package the workbench needs.  Idempotent: when all
+# Install every Debian package the workbench needs (with the argument
+# "deb": only those `make deb` needs).  Idempotent: when all
 # packages are present and apt's source index has Debian's QEMU 7.2 it does
 # nothing, so `make check` can call it on every run without touching the
 # network.  linux-source-6.12 is installed at the version patches/ is made
@@ -11,33 +12,50 @@
 # file's path.
 set -euo pipefail
 
-packages=(
-	# kernel build (Debian 6.12 source, minimal config, ccache)
+# What `make deb` needs (`deps.sh deb`): the kernel, its packaging, and
+# bts-tools' libraries.
+deb_packages=(
+	# kernel build (Debian 6.12 source, ccache) and its packages; pahole
+	# for distribution configs with BTF
 	build-essential bc bison flex libelf-dev libssl-dev cpio kmod rsync
-	python3 xz-utils ccache quilt git linux-source-6.12
+	python3 xz-utils ccache quilt git linux-source-6.12 dpkg-dev debhelper
+	dwarves
+	# Debian's own kernel configs, a start for a machine without one
+	linux-config-6.12
+	# bts-dump: DWARF, instruction decode, demangler, debuginfod
+	elfutils libdw-dev libcapstone-dev libipt-dev libiberty-dev
+	libdebuginfod-dev
+	# the trace-cmd plugin (tools/tracing/bts)
+	libtraceevent-dev
+)
+packages=(
+	"${deb_packages[@]}"
 	# QEMU 7.2 from Debian's source package, x86_64-softmmu with virtfs
-	dpkg-dev meson ninja-build pkg-config libglib2.0-dev libpixman-1-dev
+	meson ninja-build pkg-config libglib2.0-dev libpixman-1-dev
 	libfdt-dev zlib1g-dev libcap-ng-dev libattr1-dev
 	# firmware and option ROMs the dfsg QEMU source does not ship
 	seabios qemu-system-data
-	# guest-side clients and tools: perf, gdb, symbols, instruction decode
-	linux-perf gdb elfutils libdw-dev libcapstone-dev libipt-dev valgrind util-linux
-	# bts-dump's C++ and Rust demangler
-	libiberty-dev
-	# bts-dump's files by build ID from debuginfod servers, and a local
-	# server for its test
-	libdebuginfod-dev debuginfod
-	# the bts tracer's trace-cmd test (tests/trace-bts) and plugin
-	# (tools/tracing/bts)
-	trace-cmd libtraceevent-dev
+	# guest-side clients and tools: perf, gdb, valgrind
+	linux-perf gdb valgrind util-linux
+	# a local debuginfod server for bts-dump's test
+	debuginfod
+	# the bts tracer's trace-cmd test (tests/trace-bts)
+	trace-cmd
 	# the guest tests' pgrep
 	procps
+	# tests/deb/run renders bts-dump's manual from its package
+	man-db
 	# bts-dump's fuzzer (tools/bts-dump/fuzz): clang and its libFuzzer
 	clang libclang-rt-14-dev
 	# bts-dump's timelines opened in DevTools, headless
 	# (tools/bts-dump/tests/devtools.py)
 	chromium
 )
+only_deb=
+if [ "${1:-}" = deb ]; then
+	packages=("${deb_packages[@]}")
+	only_deb=1
+fi
 
 src_list=${BTS_DEPS_SRC_LIST:-/etc/apt/sources.list.d/bts-workbench-src.sources}
 here=$(dirname "$(realpath "$0")")
@@ -57,7 +75,7 @@ as_root()
 # `apt-get source qemu` needs a deb-src line.  Derive it from the
 # machine's own binary sources so the same mirror (and snapshot) is used.
 need_update=
-if [ ! -e "$src_list" ]; then
+if [ -z "$only_deb" ] && [ ! -e "$src_list" ]; then
 	tmp=$(mktemp)
 	if [ -e /etc/apt/sources.list.d/debian.sources ]; then
 		sed -e 's/^Types:.*/Types: deb-src/' \
@@ -84,9 +102,9 @@ fi
 # One dpkg-query for all (it skips unknown names, and exits 1 for them).
 declare -A installed=()
 while read -r p; do
-	installed[$p]=1
-done < <({ dpkg-query -W -f='${Status} ${Package}\n' "${packages[@]}" 2>/dev/null || true; } |
-	sed -n 's/^install ok installed //p')
+	[ -z "$p" ] || installed[$p]=1
+done <<<"$({ dpkg-query -W -f='${Status} ${Package}\n' "${packages[@]}" 2>/dev/null || true; } |
+	sed -n 's/^install ok installed //p')"
 missing=()
 for p in "${packages[@]}"; do
 	[ -n "${installed[$p]:-}" ] || missing+=("$p")
@@ -99,7 +117,7 @@ qemu_source_known()
 	{ apt-cache showsrc --only-source qemu 2>/dev/null || true; } |
 		grep -qE '^Version: 1:7\.2[+.~-]'
 }
-if [ -z "$need_update" ] && ! qemu_source_known; then
+if [ -z "$only_deb" ] && [ -z "$need_update" ] && ! qemu_source_known; then
 	need_update=1
 fi
 
@@ -113,7 +131,7 @@ else
 	echo "deps: updating apt's package lists (they lack the QEMU 7.2 source)" >&2
 fi
 as_root apt-get update -q
-if ! qemu_source_known; then
+if [ -z "$only_deb" ] && ! qemu_source_known; then
 	echo "deps: warning: apt's lists have no source of Debian 12's QEMU 7.2, which 'make qemu' needs: are Debian 12 (bookworm) and a deb-src entry ($src_list) in apt's sources?" >&2
 fi
 # The kernel source at the version patches/ is made for, while the mirror

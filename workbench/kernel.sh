@@ -13,6 +13,13 @@
 # is (its own tree, BUILD_DIR/linux-stock: no overlay, no patches) with the
 # lines of base.config whose symbols that tree has, into BUILD_DIR/kernel-stock.
 #
+# The "deb" VARIANT is a kernel for a real machine (`make deb`): the config
+# $KCONFIG (default: the running kernel's, /boot/config-$(uname -r); .gz
+# and .xz are read too) with REPO/configs/deb.config merged on top, built
+# with the kernel's own `bindeb-pkg` in BUILD_DIR/kernel-deb.  Its
+# linux-image and linux-headers packages end up in BUILD_DIR/deb
+# (workbench/deb-kernel.sh).
+#
 # Incremental: the overlay is copied by content (unchanged files keep their
 # timestamps), the series is re-applied only when it changed, and the config
 # is regenerated only when a fragment changed.
@@ -42,6 +49,20 @@ debug)
 kcsan)
 	obj="$build/kernel-kcsan"
 	fragments=("$repo/configs/base.config" "$repo/configs/kcsan.config")
+	;;
+deb)
+	obj="$build/kernel-deb"
+	base_config=${KCONFIG:-/boot/config-$(uname -r)}
+	if [ ! -r "$base_config" ]; then
+		cat >&2 <<-EOF
+		kernel: no config to start from: $base_config is not there.
+		kernel: Give one with KCONFIG=FILE, e.g. Debian's own for amd64 (from
+		kernel: linux-config-6.12, which make deb installs):
+		kernel:   make deb KCONFIG=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
+		EOF
+		exit 1
+	fi
+	fragments=("$repo/configs/deb.config")
 	;;
 stock)
 	src="$build/linux-stock"
@@ -159,11 +180,37 @@ if [ "$variant" = stock ]; then
 fi
 kmake=(make -C "$src" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc"
 	-j"$(nproc)")
-want=$(cat "${fragments[@]}" | sha256sum | cut -d' ' -f1)
+# A config of the user's own (deb) starts from it, the test kernels from
+# tinyconfig.
+start_config()
+{
+	local key val
+	if [ -z "${base_config:-}" ]; then
+		"${kmake[@]}" -s tinyconfig >/dev/null
+		return
+	fi
+	case "$base_config" in
+	*.xz)	xz -dc "$base_config" >"$obj/.config" ;;
+	*.gz)	gzip -dc "$base_config" >"$obj/.config" ;;
+	*)	cat "$base_config" >"$obj/.config" ;;
+	esac
+	# A distribution's config names the certificates its own build trusts
+	# (Debian's: debian/certs/...), which the source package does not ship;
+	# without them the kernel trusts only the key its build makes.
+	for key in SYSTEM_TRUSTED_KEYS SYSTEM_REVOCATION_KEYS; do
+		val=$("$src/scripts/config" --file "$obj/.config" --state "$key")
+		if [ -n "$val" ] && [ "$val" != undef ] && [ ! -e "$src/$val" ]; then
+			echo "  CONFIG  $key=\"$val\" is not in the source: cleared" >&2
+			"$src/scripts/config" --file "$obj/.config" --set-str "$key" ""
+		fi
+	done
+}
+want=$( { [ -z "${base_config:-}" ] || cat "$base_config"; cat "${fragments[@]}"; } |
+	sha256sum | cut -d' ' -f1)
 if [ ! -e "$obj/.config" ] || [ "$(cat "$obj/.bts-config" 2>/dev/null)" != "$want" ]; then
-	echo "  CONFIG  $variant: tinyconfig + ${fragments[*]##*/}" >&2
+	echo "  CONFIG  $variant: ${base_config:-tinyconfig} + ${fragments[*]##*/}" >&2
 	mkdir -p "$obj"
-	"${kmake[@]}" -s tinyconfig >/dev/null
+	start_config
 	(cd "$src" && \
 		scripts/kconfig/merge_config.sh -m -O "$obj" "$obj/.config" \
 		"${fragments[@]}" >"$obj/merge_config.log")
@@ -194,6 +241,9 @@ if [ ! -e "$obj/.config" ] || [ "$(cat "$obj/.bts-config" 2>/dev/null)" != "$wan
 fi
 
 # --- build --------------------------------------------------------------
+if [ "$variant" = deb ]; then
+	exec "$here/deb-kernel.sh" "$build" "$obj" "${kmake[@]}"
+fi
 echo "  BUILD   $variant kernel in ${obj#"$repo"/}" >&2
 if ! "${kmake[@]}" bzImage modules >"$obj/build.log" 2>&1; then
 	grep -E -A5 'error:|Error [0-9]' "$obj/build.log" | head -60 >&2
