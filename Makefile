@@ -17,7 +17,7 @@ VARIANT := plain
 endif
 
 .PHONY: help deps deps-deb kernel kernel-debug kernel-kcsan qemu check check-full demo \
-	bench deb patches series-build shell clean distclean
+	bench deb hw-check patches series-build shell clean distclean
 
 help:
 	@echo 'make demo       build everything, then show the workbench at work'
@@ -30,6 +30,8 @@ help:
 	@echo 'make qemu       build QEMU with our patches'
 	@echo 'make deb        packages for a real machine: the bts kernel (of the'
 	@echo '                running kernel'"'"'s config, or KCONFIG=FILE) and bts-tools'
+	@echo 'make hw-check   on a machine booted into the bts kernel: the hardware'"'"'s'
+	@echo '                BTS against the emulation'"'"'s choices, a report to attach'
 	@echo 'make bench      the benchmarks (figures, not pass/fail; bench/README.md)'
 	@echo 'make patches    the kernel work as a git format-patch series'
 	@echo 'make series-build  build each step of that series (bisectable?)'
@@ -73,6 +75,17 @@ check-full: kernel kernel-debug kernel-kcsan qemu
 deb: deps-deb
 	@workbench/kernel.sh . $(BUILD) deb
 	@workbench/deb-tools.sh . $(BUILD)
+
+# On a machine booted into the bts kernel, as root (README.md, "On a real
+# machine"): the report in $(HW_CHECK_OUT)/report.txt.  KDIR: the kernel
+# build tree its module builds against (default: the running kernel's
+# headers); HW_CHECK_PROGS: the programs bts-dump traces against the oracle
+# (tests/bts/progs; empty: none).
+HW_CHECK_OUT ?= $(BUILD)/hw-check
+hw-check: deps-deb
+	@tests/hw-check/bts-hw-check --out $(HW_CHECK_OUT) \
+		$(if $(KDIR),--kdir $(KDIR)) \
+		$(if $(filter undefined,$(origin HW_CHECK_PROGS)),,--progs "$(HW_CHECK_PROGS)")
 
 demo: kernel qemu
 	@workbench/demo.sh
