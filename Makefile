@@ -115,7 +115,8 @@ shell: kernel qemu
 
 clean:
 	rm -rf $(BUILD)/kernel $(BUILD)/kernel-debug $(BUILD)/kernel-kcsan \
-		$(BUILD)/kernel-stock $(BUILD)/kernel-deb $(BUILD)/deb $(BUILD)/deb-tools \
+		$(BUILD)/kernel-stock $(BUILD)/kernel-deb $(BUILD)/kernel-debian-config \
+		$(BUILD)/deb $(BUILD)/deb-tools \
 		$(BUILD)/qemu/obj $(BUILD)/vm
 
 distclean:

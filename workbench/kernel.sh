@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kernel.sh REPO BUILD_DIR VARIANT
+# kernel.sh REPO BUILD_DIR VARIANT [TARGET...]
 #
 # Build the test kernel: Debian's 6.12 source, our overlay (new files at
 # their kernel paths in REPO) and our quilt series (REPO/patches), with a
@@ -20,6 +20,11 @@
 # linux-image and linux-headers packages end up in BUILD_DIR/deb
 # (workbench/deb-kernel.sh).
 #
+# With TARGETs, only those are built (objects or directories, as kbuild
+# takes them), in $BTS_KERNEL_OBJ when set: the long tier compiles what the
+# series touches under a distribution's full config that way
+# (tests/deb/full-config).
+#
 # Incremental: the overlay is copied by content (unchanged files keep their
 # timestamps), the series is re-applied only when it changed, and the config
 # is regenerated only when a fragment changed.
@@ -33,6 +38,8 @@ set -euo pipefail
 repo=$(realpath "$1")
 build=$(realpath -m "$2")
 variant=$3
+shift 3
+targets=("$@")
 here=$(dirname "$(realpath "$0")")
 src="$build/linux"
 tarball=/usr/src/linux-source-6.12.tar.xz
@@ -74,6 +81,8 @@ stock)
 	exit 1
 	;;
 esac
+
+obj=${BTS_KERNEL_OBJ:-$obj}
 
 if [ ! -e "$src/.bts-unpacked" ]; then
 	if [ ! -r "$tarball" ]; then
@@ -241,6 +250,17 @@ if [ ! -e "$obj/.config" ] || [ "$(cat "$obj/.bts-config" 2>/dev/null)" != "$wan
 fi
 
 # --- build --------------------------------------------------------------
+if [ ${#targets[@]} -gt 0 ]; then
+	echo "  BUILD   $variant: ${targets[*]} in ${obj#"$repo"/}" >&2
+	if ! "${kmake[@]}" "${targets[@]}" >"$obj/build.log" 2>&1; then
+		grep -E -A5 'error:|Error [0-9]' "$obj/build.log" | head -60 >&2
+		echo "kernel: build failed; full log in $obj/build.log" >&2
+		exit 1
+	fi
+	grep -E 'warning:' "$obj/build.log" >&2 || true
+	echo "  DONE    $variant: ${#targets[@]} targets in ${SECONDS}s" >&2
+	exit 0
+fi
 if [ "$variant" = deb ]; then
 	exec "$here/deb-kernel.sh" "$build" "$obj" "${kmake[@]}"
 fi
