@@ -250,26 +250,32 @@ if [ ! -e "$obj/.config" ] || [ "$(cat "$obj/.bts-config" 2>/dev/null)" != "$wan
 fi
 
 # --- build --------------------------------------------------------------
-if [ ${#targets[@]} -gt 0 ]; then
-	echo "  BUILD   $variant: ${targets[*]} in ${obj#"$repo"/}" >&2
-	if ! "${kmake[@]}" "${targets[@]}" >"$obj/build.log" 2>&1; then
+# kbuild TARGET...: build them, the log in $obj/build.log; errors shown,
+# warnings printed.
+kbuild()
+{
+	echo "  BUILD   $variant: $* in ${obj#"$repo"/}" >&2
+	if ! "${kmake[@]}" "$@" >"$obj/build.log" 2>&1; then
 		grep -E -A5 'error:|Error [0-9]' "$obj/build.log" | head -60 >&2
 		echo "kernel: build failed; full log in $obj/build.log" >&2
 		exit 1
 	fi
 	grep -E 'warning:' "$obj/build.log" >&2 || true
+}
+if [ ${#targets[@]} -gt 0 ]; then
+	kbuild "${targets[@]}"
 	echo "  DONE    $variant: ${#targets[@]} targets in ${SECONDS}s" >&2
 	exit 0
 fi
 if [ "$variant" = deb ]; then
-	exec "$here/deb-kernel.sh" "$build" "$obj" "${kmake[@]}"
+	# The kernel's own packaging; gzip: xz takes minutes over a
+	# distribution config's modules.  No -dbg package (see deb-kernel.sh).
+	"$here/deb-kernel.sh" clean "$build" "$obj"
+	KDEB_COMPRESS=${KDEB_COMPRESS:-gzip} \
+	DEB_BUILD_PROFILES=pkg.linux-upstream.nokerneldbg kbuild bindeb-pkg
+	"${kmake[@]}" -s kernelrelease >"$obj/kernelrelease"
+	exec "$here/deb-kernel.sh" collect "$build" "$obj"
 fi
-echo "  BUILD   $variant kernel in ${obj#"$repo"/}" >&2
-if ! "${kmake[@]}" bzImage modules >"$obj/build.log" 2>&1; then
-	grep -E -A5 'error:|Error [0-9]' "$obj/build.log" | head -60 >&2
-	echo "kernel: build failed; full log in $obj/build.log" >&2
-	exit 1
-fi
-grep -E 'warning:' "$obj/build.log" >&2 || true
+kbuild bzImage modules
 "${kmake[@]}" -s kernelrelease >"$obj/kernelrelease"
 echo "  DONE    $variant kernel $(cat "$obj/kernelrelease") in ${SECONDS}s" >&2
