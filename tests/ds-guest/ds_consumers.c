@@ -21,8 +21,11 @@
  *		period=MS milliseconds in a self-rearming work item; or only
  *		when read.  wcpu=N runs the work items on CPU N, so that their
  *		copying is not in CPU 0's or the traced task's trace.
- *		exit_sleep=MS makes the task_exit callback sleep that long
- *		(it may), after counting the call in NAME/status.
+ *		exit_sleep=MS makes the task_exit callback sleep (it may),
+ *		after counting the call in NAME/status: until a release
+ *		begins and 100 ms more, so that the release meets the
+ *		sleeping callback however slowly the test reaches it; at
+ *		most MS milliseconds if none begins.
  *		inherit=1 (task only): the task's threads and children are
  *		traced too (DS_BTS_INHERIT); the module counts them, their
  *		exits and their records in NAME/status and releases them
@@ -50,7 +53,8 @@
  *   late	callbacks that came after their consumer's ds_release_bts()
  *		returned
  *   raced	releases that began while a task_exit callback slept
- *		(exit_sleep), to tell that a race test hit its window
+ *		(exit_sleep), to tell that a race test hit its window; each
+ *		wakes the sleeping callbacks
  *
  * The module checks the detach contract: a callback of a consumer after
  * ds_release_bts() returned is counted in "late" and WARNs (the consumer's
@@ -77,6 +81,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <asm/ds.h>
 
@@ -180,6 +185,9 @@ static atomic_t dsc_late;
 /* task_exit callbacks sleeping now, and releases that began meanwhile. */
 static atomic_t dsc_exit_sleeping;
 static atomic_t dsc_raced;
+static DECLARE_WAIT_QUEUE_HEAD(dsc_raced_wq);
+/* How long a task_exit callback sleeps on once a release began. */
+#define DSC_RACE_HOLD_MS	100
 static struct dentry *dsc_root;
 
 /* Take up to @max records from the stream.  Context: @d->lock held. */
@@ -291,8 +299,18 @@ static void dsc_task_exit(struct ds_consumer *c, void *data)
 	}
 	atomic_inc(&d->exited);
 	if (d->exit_sleep) {
+		int raced;
+
+		/*
+		 * A release that counted before @raced was read only makes
+		 * this sleep its whole time.
+		 */
 		atomic_inc(&dsc_exit_sleeping);
-		msleep(d->exit_sleep);
+		raced = atomic_read(&dsc_raced);
+		if (wait_event_timeout(dsc_raced_wq,
+				       atomic_read(&dsc_raced) != raced,
+				       msecs_to_jiffies(d->exit_sleep)))
+			msleep(DSC_RACE_HOLD_MS);
 		atomic_dec(&dsc_exit_sleeping);
 	}
 }
@@ -509,8 +527,10 @@ static void dsc_release(struct dsc *d)
 	/* Waits for readers of the files, which use @d->c. */
 	debugfs_remove_recursive(d->dir);
 	/* Tell the race tests that they hit their window. */
-	if (atomic_read(&dsc_exit_sleeping))
+	if (atomic_read(&dsc_exit_sleeping)) {
 		atomic_inc(&dsc_raced);
+		wake_up_all(&dsc_raced_wq);
+	}
 	/* Work items that run from now on leave @d->c alone. */
 	spin_lock_irq(&d->lock);
 	d->dying = true;

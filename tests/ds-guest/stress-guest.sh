@@ -474,16 +474,17 @@ check "flight recorders of CPUs running a known loop, suspended from the other C
 	busy_rings
 
 # Releases racing with the exit of their task: the exit calls the
-# task_exit callbacks one after the other, and the first one sleeps (as it
-# may) while the second consumer is released.  No callback may come after
-# its release returned (ds_consumers counts and WARNs), nothing may be
-# used after it is freed (KASAN).
+# task_exit callbacks one after the other, and ex's sleeps (as it may)
+# until ey's release begins, however long the debug kernel takes to get
+# there (at most 30 s).  No callback may come after its release returned
+# (ds_consumers counts and WARNs), nothing may be used after it is freed
+# (KASAN).
 exit_race()
 {
 	local k=0 tid late fifo=$tmp/go hits=0 raced pid i
 	mkfifo "$fifo"
 	# Eight releases in the window; a release that missed it (it came
-	# after the sleep ended) does not count, up to eight misses.
+	# after the 30 s) does not count, up to eight misses.
 	while [ $hits -lt 8 ] && [ $k -lt 16 ]; do
 		k=$((k + 1))
 		: >"$tmp/tid"
@@ -495,7 +496,7 @@ exit_race()
 		done
 		tid=$(cat "$tmp/tid")
 		[ -n "$tid" ] || { echo "no thread"; return 1; }
-		echo "attach ex$k task=$tid priv=all mode=ring size=64 exit_sleep=2000
+		echo "attach ex$k task=$tid priv=all mode=ring size=64 exit_sleep=30000
 attach ey$k task=$tid priv=all mode=cont size=64 wakeup=1" >$D/control ||
 			return 1
 		timeout 60 sh -c "echo >$fifo" || { echo "no reader"; return 1; }
