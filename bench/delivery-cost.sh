@@ -46,6 +46,11 @@
 # Environment: BENCH_ITERS (100000 workload iterations, about 0.9 M
 # branches), BENCH_SYSCALL_EVERY (1000).  About 2 minutes once the stock
 # kernel is built (bench/idle-cost.sh builds it the first time).
+# BENCH_PROFILE=CASE (bts-dump, perf, tracer, intel_bts, intel_bts_all)
+# runs that case alone on our kernel, ITERS iterations, under the plugin
+# insn-profile.c instead, and prints where its kernel instructions go per
+# record, by function (bench/insn-profile.py): the whole command line,
+# start-up and exit included.
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
@@ -73,7 +78,13 @@ gcc -static -no-pie -O2 -Wall -o "$out/workload" "$here/workload.c"
 gcc -static -O2 -Wall -o "$out/mark" "$here/mark.c"
 gcc -O2 -Wall -I"$repo/include/uapi" -o "$out/rawcheck" \
 	"$repo/tests/bts-dump/rawcheck.c"
-"$here/build-plugin.sh" "$here/insn-marks.c" "$out/libinsn-marks.so" \
+profile=${BENCH_PROFILE:-}
+plugin=insn-marks sizes="$iters 1" baseline=none
+if [ -n "$profile" ]; then
+	# Region 1, mark.c's; no baseline and no run of 1 iteration.
+	plugin=insn-profile sizes=$iters baseline=
+fi
+"$here/build-plugin.sh" "$here/$plugin.c" "$out/lib$plugin.so" \
 	"$repo/build/qemu/src/include/qemu"
 
 results="$out/results"
@@ -160,12 +171,12 @@ records()
 for c in "\$@"; do
 	m=true run_case 1 \$c
 done
-for n in $iters 1; do
-	for c in none "\$@"; do
+for n in $sizes; do
+	for c in $baseline "\$@"; do
 		run_case \$n \$c
 	done
 done
-for n in $iters 1; do
+for n in $sizes; do
 	for c in "\$@"; do
 		records \$n \$c
 	done
@@ -181,7 +192,8 @@ run_vm()
 	if ! "$vm" --kernel "$kernel" --smp 1 ${append:+--append "$append"} \
 		--results "$results/vm-$name" --timeout 1800 \
 		--qemu-arg -icount --qemu-arg shift=0,sleep=off \
-		--qemu-arg -plugin --qemu-arg "$out/libinsn-marks.so,kernel=on" \
+		--qemu-arg -plugin \
+		--qemu-arg "$out/lib$plugin.so,kernel=on${profile:+,region=1}" \
 		--qemu-arg -d --qemu-arg plugin \
 		--qemu-arg -D --qemu-arg "$results/plugin-$name" \
 		-- bash "$results/guest.sh" "$@" >"$results/out-$name" \
@@ -195,6 +207,20 @@ run_vm()
 # Ours with PTI; stock with PTI for perf's branches, and without for its
 # intel_bts, which stock does not register with PTI; ours without PTI for
 # intel_bts//, whose AUX pages the hardware then writes.
+if [ -n "$profile" ]; then
+	run_vm ours "$kernel" "" "$profile"
+	case $profile in
+	bts-dump|tracer) key=branches ;;
+	perf) key=samples ;;
+	*) key=records ;;
+	esac
+	n=$(sed -nE "s/^$profile $iters .* $key=([0-9]+).*/\1/p" \
+		"$results/out-ours")
+	[ -n "$n" ] || { echo "bench: no record count in $results/out-ours" >&2; exit 1; }
+	echo "$profile: guest kernel instructions per record ($n records), by function"
+	exec python3 "$here/insn-profile.py" "$results/plugin-ours" \
+		"$repo/build/kernel/System.map" "$n" 40
+fi
 run_vm ours "$kernel" "" bts-dump perf tracer intel_bts intel_bts_all
 run_vm ours-nopti "$kernel" nopti intel_bts_all
 run_vm stock "$stock" "" perf
