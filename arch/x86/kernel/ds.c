@@ -37,6 +37,7 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/sysctl.h>
 #include <linux/task_work.h>
@@ -582,14 +583,11 @@ void ds_kernel_time(u64 resume_to,
 	};
 }
 
-/**
- * __ds_exit_to_user_mode() - stage the record of the kernel time ending
- * @regs: the registers user mode resumes with
- *
- * Context: arch_exit_to_user_mode_prepare(), interrupts off, for current
- * with TIF_BTS_USER.
+/*
+ * Stage the record of the kernel time ending, user mode resuming with
+ * @regs.  Context: interrupts off, current has TIF_BTS_USER.
  */
-void __ds_exit_to_user_mode(struct pt_regs *regs)
+static void ds_stage_exit(struct pt_regs *regs)
 {
 	struct bts_record rec[DS_KERNEL_TIME_RECORDS];
 
@@ -605,6 +603,20 @@ void __ds_exit_to_user_mode(struct pt_regs *regs)
 	 */
 	if (test_thread_flag(TIF_NOTIFY_RESUME))
 		irq_work_queue(this_cpu_ptr(&ds_resume_kick));
+}
+
+/**
+ * __ds_exit_to_user_mode() - stage the record of the kernel time ending
+ *
+ * For current if it has TIF_BTS_USER.
+ *
+ * Context: arch_exit_to_user_mode_prepare(), interrupts off, the layer
+ * active.
+ */
+void __ds_exit_to_user_mode(void)
+{
+	if (test_thread_flag(TIF_BTS_USER))
+		ds_stage_exit(current_pt_regs());
 }
 
 /* Bring @dc's streams up to date.  Context: on @dc's CPU, irqs off. */

@@ -826,7 +826,7 @@ static void ds_test_throttle_kicks(struct kunit *test)
 	c = ds_test_request_cfg(test, &cfg);
 	local_irq_save(flags);
 	ds_test_fill_to_threshold(this_cpu_ptr(&ds_cpu));
-	__ds_exit_to_user_mode(&regs);
+	ds_stage_exit(&regs);
 	queued = atomic_read(&c->throttle_queued);
 	kicked = irq_work_is_pending(this_cpu_ptr(&ds_resume_kick));
 	local_irq_restore(flags);

@@ -9,9 +9,10 @@
  * instead: the entry from user mode notes how and where it came (the
  * ds_*_from_user_mode() hooks), the exit to user mode stages the
  * BTS_PSEUDO_KERNEL record with where it resumed
- * (__ds_exit_to_user_mode()).  Only tasks with TIF_BTS_USER pay for it,
- * and nobody while the layer has no consumer (the ds_active key; the
- * layer clears the flag everywhere when it goes idle).
+ * (__ds_exit_to_user_mode()).  Only tasks with TIF_BTS_USER pay for it
+ * (and, on the way out, a call for any task with exit work while the
+ * layer is active), and nobody while the layer has no consumer (the
+ * ds_active key; the layer clears the flag everywhere when it goes idle).
  */
 #ifndef _ASM_X86_DS_ENTRY_H
 #define _ASM_X86_DS_ENTRY_H
@@ -28,7 +29,7 @@
 /* On while the layer has consumers; see ds_start(). */
 DECLARE_STATIC_KEY_FALSE(ds_active);
 
-void __ds_exit_to_user_mode(struct pt_regs *regs);
+void __ds_exit_to_user_mode(void);
 
 /*
  * thread_struct.ds_entry_kind: the BTS_PSEUDO_KERNEL argument (enum
@@ -123,14 +124,15 @@ static __always_inline void ds_irq_from_user_mode(struct pt_regs *regs,
 
 /*
  * From arch_exit_work(), interrupts off: only for tasks with work flags,
- * so nothing more on the way out for the others.
+ * so nothing more on the way out for the others.  The flag test and the
+ * user registers are out of line, so that nothing (not even current) is
+ * kept for it across arch_exit_work()'s calls: the way out compiles as it
+ * does without the layer, but for the static branch.
  */
-static __always_inline void ds_exit_to_user_mode(struct pt_regs *regs,
-						 unsigned long ti_work)
+static __always_inline void ds_exit_to_user_mode(void)
 {
-	if (static_branch_unlikely(&ds_active) &&
-	    unlikely(ti_work & _TIF_BTS_USER))
-		__ds_exit_to_user_mode(regs);
+	if (static_branch_unlikely(&ds_active))
+		__ds_exit_to_user_mode();
 }
 
 #else /* !CONFIG_X86_DS */
@@ -144,8 +146,7 @@ static __always_inline void ds_trap_from_user_mode(struct pt_regs *regs,
 						   unsigned long error_code) { }
 static __always_inline void ds_irq_from_user_mode(struct pt_regs *regs,
 						  u32 vector) { }
-static __always_inline void ds_exit_to_user_mode(struct pt_regs *regs,
-						 unsigned long ti_work) { }
+static __always_inline void ds_exit_to_user_mode(void) { }
 
 #endif /* CONFIG_X86_DS */
 
