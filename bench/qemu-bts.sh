@@ -13,6 +13,12 @@
 #      DEBUGCTL.BTS)
 #   d  our QEMU, the DS/BTS CPU; BTS on: perf record -e branches:u -c 1
 #      (the kernel's ds.c BTS path) traces the workload
+#   e  our QEMU, the DS/BTS CPU; BTS on by the bts tracer's flight
+#      recorder as it comes (both sides, 2048 records): the hardware
+#      writes its ring and nobody drains it, so this is the emulation's
+#      cost with the least the kernel adds (a record at each switch, none
+#      per branch).  Not user mode alone: that recorder drains its
+#      staging buffer at every threshold, an NMI each (README.md)
 # and prints medians, spread and ratios to a, of two clocks: the guest's
 # CLOCK_MONOTONIC around each run, and the host CPU time QEMU's threads got
 # meanwhile (bench/vmclock.py, through a second serial port), which other
@@ -27,8 +33,9 @@
 #
 # Environment: BENCH_ROUNDS (5), BENCH_REPS (2 timed runs per VM for a-c),
 # BENCH_REPS_D (1 for d), BENCH_ITERS (16000000), BENCH_SYSCALL_EVERY (64).
-# About 5 minutes on an idle 2-core machine, plus the stock QEMU build the
-# first time.
+# About 15 minutes on a 2-core machine under light load (891 s on
+# 2026-11-30; BENCH_ROUNDS=2: 278 s), plus the stock QEMU build the first
+# time.
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
@@ -161,17 +168,22 @@ for i in \$(seq $reps_d); do
 	rm -f /tmp/x.data
 done"
 
-configs=(a b c d)
+# For e, the flight recorder on every CPU, then as a-c.
+recorded="echo bts >/sys/kernel/tracing/current_tracer || exit 1
+$timed"
+
+configs=(a b c d e)
 for ((r = 1; r <= rounds; r++)); do
 	echo "bench: round $r of $rounds" >&2
 	# Rotate the order from round to round.
-	for ((k = 0; k < 4; k++)); do
-		cfg=${configs[(k + r - 1) % 4]}
+	for ((k = 0; k < ${#configs[@]}; k++)); do
+		cfg=${configs[(k + r - 1) % ${#configs[@]}]}
 		case $cfg in
 		a) guest a $r "$stock" "$cpu_plain" "$timed" ;;
 		b) guest b $r "$ours" "$cpu_plain" "$timed" ;;
 		c) guest c $r "$ours" "$cpu_ds" "$timed" ;;
 		d) guest d $r "$ours" "$cpu_ds" "$traced" ;;
+		e) guest e $r "$ours" "$cpu_ds" "$recorded" ;;
 		esac
 	done
 done

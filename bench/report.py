@@ -18,9 +18,10 @@ NAMES = {
     'b': 'our QEMU, same CPU, BTS off',
     'c': 'our QEMU, DS/BTS CPU, BTS off',
     'd': 'our QEMU, BTS on (perf -c 1)',
+    'e': 'our QEMU, BTS on (recorder)',
 }
 KEYS = {'b': 'qemu_bts_off_vs_stock', 'c': 'qemu_bts_cpu_off_vs_stock',
-        'd': 'qemu_bts_on_vs_stock'}
+        'd': 'qemu_bts_on_vs_stock', 'e': 'qemu_bts_emulation_vs_stock'}
 
 
 def table(title, t, insns):
@@ -80,7 +81,7 @@ def main():
     print()
     print('Ratio to a per round (medians within one round of VMs), '
           'for the noise:')
-    for c in 'bcd':
+    for c in KEYS:
         print(f'  {c}/a guest clock: ' +
               ' '.join(f'{x:.3f}' for x in per_round(rnd_g, c)) +
               '   CPU time: ' +
@@ -96,6 +97,14 @@ def main():
           f'{emul / 1e6:.2f} M records/s written (guest clock, median);')
     print(f'        perf.data got {got / 1e6:.2f} M records/s, '
           f'{kept * 100:.1f}% of them; perf LOST records per run: {lost}.')
+    # e writes the user branches, and the kernel's, into a ring nobody
+    # drains: its time over c's per user branch bounds what writing a
+    # record costs from above.
+    per_rec = (mg['e'] - mg['c']) / (br_per_iter * iters) * 1e9
+    print(f'Emulation alone (e): {mg["e"] / mg["a"]:.2f} times a, '
+          f'{mg["e"] / mg["c"]:.2f} times c; {per_rec:.1f} ns over c per '
+          'user branch (kernel records written too: at most that per '
+          'record).')
     # The count includes the program's start-up and its printf() of the
     # time, whose digits vary: a few instructions either way.
     if abs(insn_stock - insn_ours) > insn_ours / 100000:
@@ -104,20 +113,21 @@ def main():
     print(f'bench/qemu-bts.sh took {secs} s; host load average {load0} at the '
           f'start, {load1} at the end, on {ncpu} CPUs.')
     print()
-    for c in 'abcd':
+    for c in NAMES:
         print(f'bench: time_{c} median_s={mg[c]:.4f} '
               f'min_s={min(guest[c]):.4f} max_s={max(guest[c]):.4f} '
               f'cpu_median_s={mc[c]:.4f} n={len(guest[c])}')
-    for c in 'bcd':
+    for c in KEYS:
         print(f'bench: {KEYS[c]} ratio={mg[c] / mg["a"]:.3f} '
               f'ratio_min={min(guest[c]) / min(guest["a"]):.3f} '
               f'cpu_ratio={mc[c] / mc["a"]:.3f}')
-    for c in 'abcd':
+    for c in NAMES:
         print(f'bench: guest_mips_{c} value={insn_ours / mg[c] / 1e6:.1f}')
     print(f'bench: workload_insns stock={insn_stock} ours={insn_ours} '
           f'iters={iters}')
     print(f'bench: bts_records_per_s written={emul:.0f} captured={got:.0f} '
           f'captured_fraction={kept:.3f}')
+    print(f'bench: qemu_bts_emulation_ns_per_user_branch value={per_rec:.1f}')
 
 
 if __name__ == '__main__':
