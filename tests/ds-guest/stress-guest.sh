@@ -641,8 +641,14 @@ hotplug_nomem()
 	echo "release hk1 hk3" >$D/control
 	return $ok
 }
-check "a CPU online without its staging buffer: a loss record, then armed again" \
-	hotplug_nomem
+if [ -d /sys/kernel/debug/fail_page_alloc ]; then
+	check "a CPU online without its staging buffer: a loss record, then armed again" \
+		hotplug_nomem
+else
+	# The plain kernel (--plain) has no fault injection to take it away.
+	n=$((n + 1))
+	echo "ok $n - a CPU online without its staging buffer # SKIP no fail_page_alloc in this kernel"
+fi
 
 check "release everything, rmmod" sh -c "echo release >$D/control && rmmod ds_consumers"
 kill $watchdog 2>/dev/null
