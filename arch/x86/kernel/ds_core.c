@@ -1428,6 +1428,51 @@ void ds_staging_append(struct ds_staging *st, struct ds_bts_area *hw,
 }
 
 /**
+ * ds_staging_try_append() - write records into the active sub-buffer, the
+ *	hardware left running
+ * @st:  the staging buffer, armed by ds_staging_arm()
+ * @hw:  the BTS fields of the DS save area
+ * @rec: the records, pseudo-records
+ * @nr:  how many
+ *
+ * As ds_staging_append(), with no DEBUGCTL access, on a CPU whose hardware
+ * writes no record while the caller runs: it is off, or it leaves out CPL 0
+ * (DS_DEBUGCTL_BTS_OFF_OS), and nothing an NMI does in the kernel is
+ * recorded.  The index then moves under the caller only when an NMI drains
+ * the sub-buffer (ds_staging_take()), swapping the hardware over to the
+ * other half.  The records are copied past the index, and the index moved
+ * over them with a compare-and-exchange from where it was read: a drain in
+ * between makes it fail, the copy having gone into the half the drain took
+ * and let go of, and the records are copied again into the other half.
+ * So each reaches the streams whole and once, in order with the branches.
+ *
+ * Context: interrupts off, on the CPU whose DS save area holds @hw.
+ * Return: true if the records went in; false, with nothing written, if they
+ * would take the sub-buffer to its threshold, which only the hardware may
+ * reach (with a hardware that raises its PMI at equality, a threshold
+ * passed by software would raise none): stop the hardware, append with
+ * ds_staging_append() and drain.
+ */
+bool ds_staging_try_append(const struct ds_staging *st, struct ds_bts_area *hw,
+			   const struct bts_record *rec, unsigned int nr)
+{
+	u64 half = (u64)st->nr * sizeof(*rec), len = (u64)nr * sizeof(*rec);
+	u64 second = (u64)(unsigned long)st->buf + half;
+	u64 slack = (u64)st->slack * sizeof(*rec);
+	u64 index = READ_ONCE(hw->index), threshold;
+
+	do {
+		/* The threshold of the half the index is in: ds_staging_arm(). */
+		threshold = (index < second ? second : second + half) - slack;
+		if (index + len >= threshold)
+			return false;
+		memcpy((void *)(unsigned long)index, rec, len);
+		/* Same CPU: orders the copy before the index for its NMIs. */
+	} while (!try_cmpxchg_local(&hw->index, &index, index + len));
+	return true;
+}
+
+/**
  * ds_debugctl_for() - the DEBUGCTL bits that trace what consumers want
  * @privs:  the union of enum ds_priv over the CPU's active consumers
  * @ds_cpl: the CPU can filter by privilege (CPUID.01H:ECX.DS-CPL)

@@ -185,6 +185,8 @@ void ds_staging_ring_append(const struct ds_staging *st,
 			    const struct bts_record *rec);
 void ds_staging_append(struct ds_staging *st, struct ds_bts_area *hw,
 		       const struct bts_record *rec, unsigned int nr);
+bool ds_staging_try_append(const struct ds_staging *st, struct ds_bts_area *hw,
+			   const struct bts_record *rec, unsigned int nr);
 u64 ds_debugctl_for(unsigned int privs, bool ds_cpl);
 
 void ds_stream_init(struct ds_stream *s, struct bts_record *buf, u32 size,

@@ -437,6 +437,19 @@ void ds_state_offline(struct ds_state *s)
 	ds_state_set_mode(s, DS_STATE_OFF);
 }
 
+/*
+ * Whether the hardware writes no record while the CPU runs in the kernel,
+ * an NMI's handler included: it is off, or it leaves out CPL 0.  @bits is
+ * set before a write that starts the hardware (ds_state_write()), and an
+ * NMI restores the hardware's as it found them.
+ */
+static bool ds_state_kernel_unrecorded(const struct ds_state *s)
+{
+	u64 bits = READ_ONCE(s->bits);
+
+	return !bits || (bits & DS_DEBUGCTL_BTS_OFF_OS);
+}
+
 /**
  * ds_state_stage() - write records where the hardware writes its next one
  * @s:    the CPU's state, armed and not paused
@@ -452,9 +465,18 @@ void ds_state_offline(struct ds_state *s)
 void ds_state_stage(struct ds_state *s, const struct bts_record *rec,
 		    unsigned int nr, struct task_struct *task)
 {
-	u64 bits = ds_state_hold(s);
 	unsigned int i;
+	u64 bits;
 
+	/*
+	 * A hardware that records nothing in the kernel leaves the index to
+	 * us and the NMIs' drains: no DEBUGCTL access (two reads and two
+	 * writes) at each system call of a user-only consumer's task.
+	 */
+	if (s->mode == DS_STATE_SPLAY && ds_state_kernel_unrecorded(s) &&
+	    ds_staging_try_append(&s->staging, s->area, rec, nr))
+		return;
+	bits = ds_state_hold(s);
 	if (s->mode == DS_STATE_DIRECT) {
 		ds_state_restart(s, bits);
 		return;

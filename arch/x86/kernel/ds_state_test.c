@@ -971,6 +971,58 @@ static void ds_state_test_nmi_untraced_free(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rig->faults, 0);
 }
 
+/*
+ * Stage three records after @branches branches, with the consumers
+ * wanting @wanted; returns the calls into the model the staging made.
+ */
+static int ds_st_stage_calls(struct ds_st_rig *rig, u64 wanted, u32 branches)
+{
+	int calls;
+
+	rig->wanted = wanted;
+	ds_st_switch(rig);
+	ds_st_branches(rig, branches);
+	calls = rig->calls;
+	ds_st_stage(rig, 3);
+	return rig->calls - calls;
+}
+
+/*
+ * A record staged on a CPU whose hardware records nothing in the kernel
+ * (off, or filtering out CPL 0) goes in with the hardware left running: no
+ * DEBUGCTL access, no call into the model.  One whose hardware records the
+ * kernel stops it for the append, as do records that would take the
+ * sub-buffer to its threshold, which a drain then empties.  Every record
+ * reaches the consumers once, in order, either way.
+ */
+static void ds_state_test_stage_running(struct kunit *test)
+{
+	const u64 user_only = DS_ST_ON | DS_DEBUGCTL_BTINT |
+			      DS_DEBUGCTL_BTS_OFF_OS;
+	struct ds_st_rig *rig = ds_st_alloc(test);
+
+	ds_st_reset(rig, -1, 0, DS_ST_SOUND);
+	rig->step = "arm";
+	ds_state_arm(&rig->s, rig->task);
+	KUNIT_EXPECT_EQ_MSG(test, ds_st_stage_calls(rig, user_only, 2), 0,
+			    "calls into the model staging for a user-only CPU");
+	KUNIT_EXPECT_GT_MSG(test,
+			    ds_st_stage_calls(rig, DS_ST_ON | DS_DEBUGCTL_BTINT, 2),
+			    0, "no hold staging while the kernel is recorded");
+	KUNIT_EXPECT_GT_MSG(test,
+			    ds_st_stage_calls(rig, user_only, DS_ST_THRESHOLD - 2),
+			    0, "no hold staging up to the threshold");
+	KUNIT_EXPECT_TRUE_MSG(test, rig->area.index < rig->area.threshold,
+			      "the sub-buffer at its threshold after staging");
+	ds_st_branches(rig, 2);
+
+	rig->step = "disarm";
+	ds_state_disarm(&rig->s, rig->task);
+	ds_st_check_end(rig);
+	KUNIT_EXPECT_EQ(test, rig->staged, 9);
+	KUNIT_EXPECT_EQ(test, rig->faults, 0);
+}
+
 /* The checks catch each planted fault, with NMIs at every position. */
 static void ds_state_test_checks_catch(struct kunit *test)
 {
@@ -995,6 +1047,7 @@ static struct kunit_case ds_state_test_cases[] = {
 	KUNIT_CASE(ds_state_test_nmi_everywhere),
 	KUNIT_CASE(ds_state_test_nmi_random),
 	KUNIT_CASE(ds_state_test_nmi_untraced_free),
+	KUNIT_CASE(ds_state_test_stage_running),
 	KUNIT_CASE(ds_state_test_checks_catch),
 	{}
 };

@@ -52,6 +52,12 @@ typedef int64_t s64;
 	__atomic_compare_exchange_n(p, old, new, false, __ATOMIC_SEQ_CST, \
 				    __ATOMIC_SEQ_CST)
 
+/*
+ * The kernel's try_cmpxchg_local(), atomic against the CPU's own interrupts
+ * only: here, as try_cmpxchg().
+ */
+#define try_cmpxchg_local(p, old, new)	try_cmpxchg(p, old, new)
+
 /* The kernel's READ_ONCE(), as a relaxed C11 atomic load. */
 #define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 /* The kernel's WRITE_ONCE(), as a relaxed C11 atomic store. */
