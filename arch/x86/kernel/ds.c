@@ -234,7 +234,8 @@ static void ds_produced(struct ds_consumer **cons, unsigned int n)
 struct ds_stream *ds_hw_ring(struct ds_state *s, struct task_struct *task)
 {
 	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS], *c;
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS] __uninitialized;
+	struct ds_consumer *c;
 
 	if (ds_streams(dc, task, cons) != 1)
 		return NULL;
@@ -259,7 +260,8 @@ struct ds_stream *ds_hw_ring(struct ds_state *s, struct task_struct *task)
 struct ds_consumer *ds_hw_lender(struct ds_state *s, struct task_struct *task)
 {
 	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS], *c;
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS] __uninitialized;
+	struct ds_consumer *c;
 
 	if (boot_cpu_has(X86_FEATURE_PTI) || !ds_lenders_exist() ||
 	    ds_streams(dc, task, cons) != 1)
@@ -287,8 +289,8 @@ void ds_hw_splay(struct ds_state *s, struct task_struct *task,
 		 const struct bts_record *recs, u32 nr, bool overran)
 {
 	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
-	struct ds_stream *streams[2 * DS_MAX_CONSUMERS];
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct ds_stream *streams[2 * DS_MAX_CONSUMERS] __uninitialized;
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS] __uninitialized;
 	unsigned int i, n;
 
 	ds_debugfs_staged(recs, nr);
@@ -318,7 +320,7 @@ void ds_entry_unseen(struct thread_struct *t)
 u64 ds_hw_wanted(struct ds_state *s, struct task_struct *task)
 {
 	struct ds_cpu *dc = container_of(s, struct ds_cpu, st);
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS] __uninitialized;
 	unsigned int i, n, privs = 0;
 
 	n = ds_streams(dc, task, cons);
@@ -429,7 +431,7 @@ static noinline void ds_switch_over(struct ds_cpu *dc,
 				    struct task_struct *next)
 {
 	const struct bts_record rec = ds_switch_record(next);
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS] __uninitialized;
 	unsigned int i, n;
 
 	ds_state_pause(&dc->st);
@@ -528,7 +530,7 @@ static DEFINE_PER_CPU(struct irq_work, ds_resume_kick) =
  */
 static void ds_stage_crossing(const struct bts_record *rec, unsigned int nr)
 {
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS] __uninitialized;
 	struct ds_cpu *dc = this_cpu_ptr(&ds_cpu);
 	unsigned int i, n;
 
@@ -589,7 +591,8 @@ void ds_kernel_time(u64 resume_to,
  */
 static void ds_stage_exit(struct pt_regs *regs)
 {
-	struct bts_record rec[DS_KERNEL_TIME_RECORDS];
+	/* Filled whole by ds_kernel_time(), at each exit of a traced thread. */
+	struct bts_record rec[DS_KERNEL_TIME_RECORDS] __uninitialized;
 
 	lockdep_assert_irqs_disabled();
 	ds_kernel_time(regs->ip, rec);

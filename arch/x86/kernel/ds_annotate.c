@@ -77,7 +77,7 @@ static unsigned int ds_marker_records(const struct ds_marker *m,
  */
 static bool ds_taken_here(struct ds_cpu *dc, u32 flag)
 {
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS] __uninitialized;
 	unsigned int i, n;
 
 	lockdep_assert_irqs_disabled();
@@ -178,8 +178,8 @@ bool ds_task_takes_marker(struct task_struct *task, const char *name)
 void ds_append_marker(const struct ds_marker *m)
 {
 	struct bts_record rec[2 * DS_MAX_CONSUMERS +
-			      BTS_MARKER_PAYLOAD_MAX / 16 + 1];
-	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS];
+			      BTS_MARKER_PAYLOAD_MAX / 16 + 1] __uninitialized;
+	struct ds_consumer *cons[2 * DS_MAX_CONSUMERS] __uninitialized;
 	unsigned int i, n, nr = 0;
 	unsigned long irqf;
 	struct ds_cpu *dc;

@@ -218,6 +218,9 @@ void ds_entry_unseen(struct thread_struct *t);
 /*
  * The active consumers of @dc and @task (NULL: none), whose streams the
  * records written now go to, into @cons (room for 2 * DS_MAX_CONSUMERS).
+ * Callers declare @cons __uninitialized: only the entries returned are
+ * read, and they run at each system call of a traced thread, each switch
+ * and each drain, where CONFIG_INIT_STACK_ALL_ZERO would clear the array.
  * Context: interrupts off, or RCU-sched otherwise.
  */
 unsigned int ds_streams(struct ds_cpu *dc, struct task_struct *task,
