@@ -330,10 +330,12 @@ static unsigned int ds_put_marker(struct ds_stream *s,
 	    BTS_PSEUDO_TYPE(rec[i].from) != BTS_PSEUDO_MARKER)
 		return 0;
 	m = &rec[i];
-	if (ours) {
+	/* The writer's address is a user one but in a forged frame. */
+	if (ours && (!user || !ds_kernel_addr(m->to))) {
+		ds_put_run(s, rec + details, i + 1 - details);
+	} else if (ours) {
 		ds_put_run(s, rec + details, i - details);
-		ds_put(s, m->from, user ? ds_user_addr(m->to) : m->to,
-		       m->flags);
+		ds_put(s, m->from, 0, m->flags);
 	}
 	s->marker_for_us = false;
 	return i + 1;
