@@ -101,12 +101,14 @@ size_t bts_note_markers(struct bts_file *f, const struct bts_record *recs,
 	if (!f->markers)
 		return nr;
 	for (i = 0; i < nr; i++) {
-		u64 from = recs[i].from, gen = BTS_MARKER_GEN(recs[i].flags);
-		void *id = xa_mk_value(BTS_MARKER_ID(recs[i].flags));
+		u64 from = recs[i].from, gen;
+		void *id;
 
 		if (!BTS_RECORD_IS_PSEUDO(from) ||
 		    BTS_PSEUDO_TYPE(from) != BTS_PSEUDO_MARKER)
 			continue;
+		gen = BTS_MARKER_GEN(recs[i].flags);
+		id = xa_mk_value(BTS_MARKER_ID(recs[i].flags));
 		/* An application writes the same few events again and again. */
 		if (xa_load(&f->marker_events, gen) == id)
 			continue;

@@ -331,11 +331,11 @@ static unsigned int ds_put_marker(struct ds_stream *s,
 		return 0;
 	m = &rec[i];
 	/* The writer's address is a user one but in a forged frame. */
-	if (ours && (!user || !ds_kernel_addr(m->to))) {
-		ds_put_run(s, rec + details, i + 1 - details);
-	} else if (ours) {
+	if (ours && user && ds_kernel_addr(m->to)) {
 		ds_put_run(s, rec + details, i - details);
 		ds_put(s, m->from, 0, m->flags);
+	} else if (ours) {
+		ds_put_run(s, rec + details, i + 1 - details);
 	}
 	s->marker_for_us = false;
 	return i + 1;
@@ -1186,7 +1186,7 @@ void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw)
 	hw->base = base;
 	hw->index = base;
 	hw->max = base + st->nr * rec;
-	hw->threshold = hw->max - st->slack * rec;
+	hw->threshold = ds_staging_threshold(st, st->active);
 }
 
 /**
@@ -1458,15 +1458,11 @@ void ds_staging_append(struct ds_staging *st, struct ds_bts_area *hw,
 bool ds_staging_try_append(const struct ds_staging *st, struct ds_bts_area *hw,
 			   const struct bts_record *rec, unsigned int nr)
 {
-	u64 half = (u64)st->nr * sizeof(*rec), len = (u64)nr * sizeof(*rec);
-	u64 second = (u64)(unsigned long)st->buf + half;
-	u64 slack = (u64)st->slack * sizeof(*rec);
-	u64 index = READ_ONCE(hw->index), threshold;
+	u64 second = (u64)(unsigned long)(st->buf + st->nr);
+	u64 len = (u64)nr * sizeof(*rec), index = READ_ONCE(hw->index);
 
 	do {
-		/* The threshold of the half the index is in: ds_staging_arm(). */
-		threshold = (index < second ? second : second + half) - slack;
-		if (index + len >= threshold)
+		if (index + len >= ds_staging_threshold(st, index >= second))
 			return false;
 		memcpy((void *)(unsigned long)index, rec, len);
 		/* Same CPU: orders the copy before the index for its NMIs. */

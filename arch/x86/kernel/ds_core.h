@@ -162,6 +162,14 @@ struct ds_staging {
 				 DS_DEBUGCTL_BTS_OFF_OS |		\
 				 DS_DEBUGCTL_BTS_OFF_USR)
 
+/* Where sub-buffer @half's threshold lies, as ds_staging_arm() sets it. */
+static inline u64 ds_staging_threshold(const struct ds_staging *st,
+				       unsigned int half)
+{
+	return (u64)(unsigned long)(st->buf + (u64)(half + 1) * st->nr -
+				    st->slack);
+}
+
 void ds_staging_init(struct ds_staging *st, struct bts_record *buf, u32 nr,
 		     u32 slack);
 void ds_staging_arm(const struct ds_staging *st, struct ds_bts_area *hw);

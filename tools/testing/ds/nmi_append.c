@@ -162,13 +162,10 @@ static void on_trap_drain(int sig)
 static bool append_planted(const struct ds_staging *s, struct ds_bts_area *h,
 			   const struct bts_record *rec, unsigned int nr)
 {
-	u64 len = (u64)nr * REC_SIZE;
-	u64 second = (u64)(unsigned long)s->buf + HALF_BYTES;
-	u64 index = READ_ONCE(h->index);
-	u64 threshold = (index < second ? second : second + HALF_BYTES) -
-			s->slack * REC_SIZE;
+	u64 second = (u64)(unsigned long)(s->buf + s->nr);
+	u64 len = (u64)nr * REC_SIZE, index = READ_ONCE(h->index);
 
-	if (index + len >= threshold)
+	if (index + len >= ds_staging_threshold(s, index >= second))
 		return false;
 	memcpy((void *)(unsigned long)index, rec, len);
 	WRITE_ONCE(h->index, index + len);
@@ -294,6 +291,10 @@ int main(void)
 	const struct bts_record sw = {
 		.from = BTS_PSEUDO(BTS_PSEUDO_SWITCH, 0), .to = 42, .flags = 42,
 	};
+	unsigned int sub_seen[SUB_BAD] = { 0 }, sub_runs = 0, planted_runs = 0;
+	unsigned int planted_seen[SUB_BAD] = { 0 };
+	char planted_why[128] = "";
+	int bad;
 	unsigned int start, seen[BAD] = { 0 }, runs = 0;
 	int at, steps, t = 0, failed = 0;
 	char why[128] = "";
@@ -332,11 +333,6 @@ int main(void)
 	       seen[NMI_OVERWRITTEN]);
 	failed |= !(seen[NMI_FIRST] && seen[NMI_AFTER] &&
 		    seen[NMI_OVERWRITTEN]);
-
-	unsigned int sub_seen[SUB_BAD] = { 0 }, sub_runs = 0, planted_runs = 0;
-	unsigned int planted_seen[SUB_BAD] = { 0 };
-	char planted_why[128] = "";
-	int bad;
 
 	bad = run_sub(ds_staging_try_append, sub_seen, &sub_runs, why,
 		      sizeof(why));
